@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "hotfolder",
+    products: [
+        .executable(name: "hotfolder", targets: ["hotfolder"]),
+        .library(name: "HotFolderKit", targets: ["HotFolderKit"]),
+    ],
+    targets: [
+        // Debian 12 ships no pkg-config files for these two: the module maps link by name.
+        .systemLibrary(name: "CInotifyTools", path: "Sources/CInotifyTools"),
+        .systemLibrary(name: "CCUPS", path: "Sources/CCUPS"),
+        .target(name: "CSystem", path: "Sources/CSystem"),
+        // Every C++ exception from libqpdf is caught inside this shim; only error values cross into Swift.
+        .target(
+            name: "PDFShim",
+            path: "Sources/PDFShim",
+            cxxSettings: [.define("POINTERHOLDER_TRANSITION", to: "4"), .unsafeFlags(["-Wall", "-Wextra"])],
+            linkerSettings: [.linkedLibrary("qpdf"), .linkedLibrary("stdc++")]
+        ),
+        .target(
+            name: "HotFolderKit",
+            dependencies: ["CInotifyTools", "CCUPS", "CSystem", "PDFShim"],
+            path: "Sources/HotFolderKit"
+        ),
+        .executableTarget(
+            name: "hotfolder",
+            dependencies: ["HotFolderKit"],
+            path: "Sources/hotfolder"
+        ),
+        .testTarget(
+            name: "HotFolderKitTests",
+            dependencies: ["HotFolderKit"],
+            path: "Tests/HotFolderKitTests"
+        ),
+    ],
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
+)

@@ -1,0 +1,11 @@
+// GNU and Linux calls that Swift's Glibc module does not expose.
+#ifndef HOTFOLDER_CSYSTEM_H
+#define HOTFOLDER_CSYSTEM_H
+#include <sys/types.h>
+
+#define HF_RENAME_NOREPLACE (1 << 0)
+#define HF_FNM_CASEFOLD (1 << 4)
+
+int hf_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+ssize_t hf_copy_file_range(int fd_in, off_t *off_in, int fd_out, size_t len);
+#endif

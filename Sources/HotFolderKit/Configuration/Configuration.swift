@@ -1,0 +1,448 @@
+import Foundation
+
+public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+    case debug, info, warning, error
+
+    var rank: Int { LogLevel.allCases.firstIndex(of: self) ?? 0 }
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rank < b.rank }
+}
+
+/// One drop folder and what happens to what lands in it.
+public struct FolderConfiguration: Sendable, Hashable {
+    public var name: String
+    public var line: Int = 0
+    public var path: String = ""
+    public var recursive = false
+    /// Seconds a file must stay quiet after its last write before it is taken.
+    public var settle: Double = 1
+    public var include: [String] = []
+    public var ignore: [String] = []
+    public var doneFolder: String = ""
+    public var failedFolder: String = ""
+    public var afterSuccess: AfterSuccess = .move
+    public var password: String?
+    public var export: SharingConfiguration?
+    public var print: SharingConfiguration?
+
+    public init(name: String) { self.name = name }
+
+    public var destinations: [SharingConfiguration] { [export, print].compactMap { $0 } }
+
+    /// The folder inside the drop folder where claimed documents and their
+    /// journals live; on the same file system, so claiming is one rename.
+    public var serviceArea: String { path + "/" + FolderConfiguration.serviceAreaName }
+    public static let serviceAreaName = ".hotfolder"
+}
+
+public struct ServiceConfiguration: Sendable {
+    public var file: String
+    public var workers = 2
+    public var logLevel: LogLevel = .info
+    public var cupsServer: String?
+    public var folders: [FolderConfiguration] = []
+
+    public init(file: String) { self.file = file }
+
+    public func folder(named name: String) -> FolderConfiguration? { folders.first { $0.name == name } }
+}
+
+extension ServiceConfiguration {
+    public static func load(file: String) throws(ConfigurationErrors) -> ServiceConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            throw ConfigurationErrors(problems: [ConfigurationProblem(file: file, line: 0, message: "cannot read the configuration: \(error.localizedDescription)")])
+        }
+        return try parse(text: text, file: file)
+    }
+
+    public static func parse(text: String, file: String) throws(ConfigurationErrors) -> ServiceConfiguration {
+        var loader = ConfigurationLoader(file: file)
+        let config = loader.load(text: text)
+        if !loader.problems.isEmpty { throw ConfigurationErrors(problems: loader.problems) }
+        return config
+    }
+}
+
+/// Turns INI sections into a configuration, collecting every problem rather
+/// than stopping at the first.
+struct ConfigurationLoader {
+    let file: String
+    var problems: [ConfigurationProblem] = []
+
+    init(file: String) { self.file = file }
+
+    var baseDirectory: String {
+        let absolute = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+        return (absolute as NSString).deletingLastPathComponent
+    }
+
+    mutating func problem(_ line: Int, _ message: String) {
+        problems.append(ConfigurationProblem(file: file, line: line, message: message))
+    }
+
+    mutating func load(text: String) -> ServiceConfiguration {
+        let ini = INIFile(text: text, file: file)
+        problems += ini.problems
+        var config = ServiceConfiguration(file: file)
+        var sawService = false
+        for section in ini.sections {
+            let words = section.name.split(separator: " ", maxSplits: 1).map(String.init)
+            switch words.first?.lowercased() {
+            case "service" where words.count == 1:
+                if sawService { problem(section.line, "[service] appears twice") }
+                sawService = true
+                applyService(section, to: &config)
+            case "folder":
+                guard words.count == 2, !words[1].trimmingCharacters(in: .whitespaces).isEmpty else {
+                    problem(section.line, "a folder section needs a name: [folder NAME]")
+                    continue
+                }
+                let name = words[1].trimmingCharacters(in: .whitespaces)
+                if config.folders.contains(where: { $0.name == name }) {
+                    problem(section.line, "folder \"\(name)\" is defined twice")
+                    continue
+                }
+                if let folder = loadFolder(section, name: name) { config.folders.append(folder) }
+            default:
+                let suggestion = Spelling.suggestion(for: words.first ?? "", among: ["service", "folder"])
+                problem(section.line, "unknown section [\(section.name)]; sections are [service] and [folder NAME]\(suggestion)")
+            }
+        }
+        if config.folders.isEmpty && problems.isEmpty {
+            problem(0, "no [folder NAME] section: nothing to watch")
+        }
+        checkFolderRelations(config.folders)
+        return config
+    }
+
+    // MARK: - [service]
+
+    static let serviceKeys = ["workers", "log-level", "cups-server"]
+
+    mutating func applyService(_ section: INIFile.Section, to config: inout ServiceConfiguration) {
+        var seen: [String: Int] = [:]
+        for entry in section.entries {
+            if let first = seen[entry.key] {
+                problem(entry.line, "\(entry.key) is set twice (first on line \(first))")
+                continue
+            }
+            seen[entry.key] = entry.line
+            switch entry.key {
+            case "workers":
+                if let n = Int(entry.value), (1...256).contains(n) { config.workers = n } else {
+                    problem(entry.line, "workers must be a number from 1 to 256, not \"\(entry.value)\"")
+                }
+            case "log-level":
+                if let level = LogLevel(rawValue: entry.value.lowercased()) { config.logLevel = level } else {
+                    problem(entry.line, "log-level must be one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(entry.value)\"")
+                }
+            case "cups-server":
+                config.cupsServer = entry.value.isEmpty ? nil : entry.value
+            default:
+                problem(entry.line, "unknown key \(entry.key) in [service]\(Spelling.suggestion(for: entry.key, among: Self.serviceKeys))")
+            }
+        }
+    }
+
+    // MARK: - [folder NAME]
+
+    static let folderKeys = ["path", "recursive", "settle", "include", "ignore", "done", "failed", "after-success", "password"]
+    static let sharingKeys = ["pages", "annotations", "format", "title", "name"]
+    static let exportKeys = ["to", "collision"]
+    static let printKeys = ["printer", "copies", "sides", "media", "color", "orientation", "options", "timeout"]
+    static var allFolderKeys: [String] {
+        folderKeys + (sharingKeys + exportKeys).map { "export." + $0 } + (sharingKeys + printKeys).map { "print." + $0 }
+    }
+
+    mutating func loadFolder(_ section: INIFile.Section, name: String) -> FolderConfiguration? {
+        var folder = FolderConfiguration(name: name)
+        folder.line = section.line
+        let before = problems.count
+        var seen: [String: Int] = [:]
+        var pathLine = section.line
+        var done: String?
+        var failed: String?
+        for entry in section.entries {
+            if let first = seen[entry.key] {
+                problem(entry.line, "\(entry.key) is set twice (first on line \(first))")
+                continue
+            }
+            seen[entry.key] = entry.line
+            let value = entry.value
+            let parts = entry.key.split(separator: ".", maxSplits: 1).map(String.init)
+            if parts.count == 2, let kind = DestinationKind(rawValue: parts[0]) {
+                var sharing = (kind == .export ? folder.export : folder.print) ?? SharingConfiguration(destination: kind)
+                applySharing(key: parts[1], value: value, line: entry.line, fullKey: entry.key, to: &sharing)
+                if kind == .export { folder.export = sharing } else { folder.print = sharing }
+                continue
+            }
+            switch entry.key {
+            case "path":
+                pathLine = entry.line
+                folder.path = resolvePath(value, line: entry.line, key: "path") ?? ""
+            case "recursive":
+                if let b = Self.bool(value) { folder.recursive = b } else { problem(entry.line, "recursive must be yes or no, not \"\(value)\"") }
+            case "settle":
+                if let d = Self.duration(value) { folder.settle = d } else {
+                    problem(entry.line, "settle must be a duration such as 1s, 500ms or 0, not \"\(value)\"")
+                }
+            case "include":
+                folder.include = Self.patterns(value)
+            case "ignore":
+                folder.ignore = Self.patterns(value)
+            case "done":
+                done = resolvePath(value, line: entry.line, key: "done")
+            case "failed":
+                failed = resolvePath(value, line: entry.line, key: "failed")
+            case "after-success":
+                if let a = AfterSuccess(rawValue: value.lowercased()) { folder.afterSuccess = a } else {
+                    problem(entry.line, "after-success must be move or delete, not \"\(value)\"")
+                }
+            case "password":
+                folder.password = value
+            default:
+                problem(entry.line, "unknown key \(entry.key) in [folder \(name)]\(Spelling.suggestion(for: entry.key, among: Self.allFolderKeys))")
+            }
+        }
+        if seen["path"] == nil {
+            problem(section.line, "folder \(name) has no path: add path = /the/drop/folder")
+        }
+        if let export = folder.export, export.exportFolder.isEmpty, problems.count == before {
+            problem(section.line, "folder \(name) has export settings but no export.to folder")
+        }
+        if folder.export == nil && folder.print == nil {
+            problem(section.line, "folder \(name) has no destination: add export.to = FOLDER or print.printer = QUEUE")
+        }
+        if !folder.path.isEmpty {
+            folder.doneFolder = done ?? folder.path + "/done"
+            folder.failedFolder = failed ?? folder.path + "/failed"
+            if folder.path == "/" { problem(pathLine, "the root folder cannot be a drop folder") }
+        }
+        return problems.count == before ? folder : nil
+    }
+
+    mutating func applySharing(key: String, value: String, line: Int, fullKey: String, to sharing: inout SharingConfiguration) {
+        let kind = sharing.destination
+        switch key {
+        case "pages":
+            switch PageSelection.parseList(value) {
+            case .success(let s): sharing.pageSelections = s
+            case .failure(let m): problem(line, "\(fullKey): \(m.text)")
+            }
+        case "annotations":
+            if let list = enumList(value, AnnotationOption.self, key: fullKey, line: line) { sharing.annotationOptions = list }
+        case "format":
+            if let list = enumList(value, FileFormat.self, key: fullKey, line: line) { sharing.fileFormats = list }
+        case "title":
+            if value.isEmpty { sharing.title = nil } else {
+                do { sharing.title = try NameTemplate(parsing: value) } catch { problem(line, "\(fullKey): \(error.text)") }
+            }
+        case "name":
+            do {
+                let template = try NameTemplate(parsing: value)
+                if template.pieces.isEmpty { problem(line, "\(fullKey) must not be empty") } else { sharing.name = template }
+            } catch { problem(line, "\(fullKey): \(error.text)") }
+        case "to" where kind == .export:
+            sharing.exportFolder = resolvePath(value, line: line, key: fullKey) ?? ""
+        case "collision" where kind == .export:
+            if let c = CollisionPolicy(rawValue: value.lowercased()) { sharing.collision = c } else {
+                problem(line, "\(fullKey) must be rename, replace or fail, not \"\(value)\"")
+            }
+        case "printer" where kind == .print:
+            sharing.printer = value.isEmpty ? nil : value
+            if value.contains(where: { $0 == "/" || $0 == "#" || $0.isWhitespace }) {
+                problem(line, "\(fullKey): \"\(value)\" is not a CUPS queue name (no spaces, / or #)")
+            }
+        case "copies" where kind == .print:
+            if let n = Int(value), (1...999).contains(n) { sharing.copies = n } else {
+                problem(line, "\(fullKey) must be a number from 1 to 999, not \"\(value)\"")
+            }
+        case "sides" where kind == .print:
+            let allowed = ["one-sided", "two-sided-long-edge", "two-sided-short-edge"]
+            if allowed.contains(value) { sharing.sides = value } else {
+                problem(line, "\(fullKey) must be one of \(allowed.joined(separator: ", ")), not \"\(value)\"\(Spelling.suggestion(for: value, among: allowed))")
+            }
+        case "media" where kind == .print:
+            if value.isEmpty || value.contains(where: { $0.isWhitespace || $0 == "," }) {
+                problem(line, "\(fullKey) must be a media name such as A4, Letter or iso_a4_210x297mm, not \"\(value)\"")
+            } else {
+                sharing.media = value
+            }
+        case "color" where kind == .print:
+            let allowed = ["color", "monochrome", "auto"]
+            if allowed.contains(value.lowercased()) { sharing.color = value.lowercased() } else {
+                problem(line, "\(fullKey) must be color, monochrome or auto, not \"\(value)\"")
+            }
+        case "orientation" where kind == .print:
+            let allowed = ["portrait", "landscape", "reverse-portrait", "reverse-landscape"]
+            if allowed.contains(value.lowercased()) { sharing.orientation = value.lowercased() } else {
+                problem(line, "\(fullKey) must be one of \(allowed.joined(separator: ", ")), not \"\(value)\"")
+            }
+        case "options" where kind == .print:
+            switch Self.printOptions(value) {
+            case .success(let o): sharing.options = o
+            case .failure(let m): problem(line, "\(fullKey): \(m.text)")
+            }
+        case "timeout" where kind == .print:
+            if let d = Self.duration(value), d > 0 { sharing.timeout = d } else {
+                problem(line, "\(fullKey) must be a duration such as 10m or 1h, not \"\(value)\"")
+            }
+        default:
+            let candidates = (Self.sharingKeys + (kind == .export ? Self.exportKeys : Self.printKeys)).map { "\(kind.rawValue).\($0)" }
+            problem(line, "unknown key \(fullKey)\(Spelling.suggestion(for: fullKey, among: candidates))")
+        }
+    }
+
+    mutating func enumList<E: RawRepresentable & CaseIterable & Equatable>(_ value: String, _ type: E.Type, key: String, line: Int) -> [E]? where E.RawValue == String {
+        var list: [E] = []
+        let names = E.allCases.map(\.rawValue)
+        for raw in value.split(separator: ",") {
+            let word = raw.trimmingCharacters(in: .whitespaces).lowercased()
+            guard let option = E(rawValue: word) else {
+                problem(line, "\(key): unknown option \"\(word)\"; allowed: \(names.joined(separator: ", "))\(Spelling.suggestion(for: word, among: names))")
+                return nil
+            }
+            if !list.contains(option) { list.append(option) }
+        }
+        if list.isEmpty {
+            problem(line, "\(key) needs at least one of \(names.joined(separator: ", "))")
+            return nil
+        }
+        return list
+    }
+
+    mutating func resolvePath(_ value: String, line: Int, key: String) -> String? {
+        guard !value.isEmpty else {
+            problem(line, "\(key) is empty: give a folder")
+            return nil
+        }
+        var path = value
+        if path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] {
+            path = home + path.dropFirst()
+        }
+        if !path.hasPrefix("/") {
+            // Relative to the configuration file, never to wherever the service
+            // happened to be started.
+            path = baseDirectory + "/" + path
+        }
+        return Self.normalize(path)
+    }
+
+    // MARK: - relations between folders
+
+    mutating func checkFolderRelations(_ folders: [FolderConfiguration]) {
+        for (i, a) in folders.enumerated() {
+            guard !a.path.isEmpty else { continue }
+            for b in folders[(i + 1)...] where !b.path.isEmpty && Self.same(a.path, b.path) {
+                problem(b.line, "folders \(a.name) and \(b.name) both watch \(a.path)")
+            }
+            for b in folders {
+                var outputs: [(String, String)] = [("done", b.doneFolder), ("failed", b.failedFolder)]
+                if let e = b.export { outputs.append(("export", e.exportFolder)) }
+                for (what, out) in outputs where !out.isEmpty {
+                    if a.name == b.name {
+                        // A folder's own done/failed/export folders inside its drop folder are
+                        // fine (the watcher skips them) unless they are the drop folder itself.
+                        if Self.same(out, a.path) {
+                            problem(a.line, "folder \(a.name): its \(what) folder is the drop folder itself; every result would be processed again")
+                        } else if Self.contains(out, a.path) {
+                            problem(a.line, "folder \(a.name): the drop folder \(a.path) is inside its own \(what) folder \(out); that is a reprocessing loop")
+                        }
+                        continue
+                    }
+                    if Self.contains(out, a.path) || Self.same(out, a.path) {
+                        problem(a.line, "folder \(a.name) watches \(a.path), which is inside the \(what) folder of \(b.name) (\(out)); that is a reprocessing loop")
+                    } else if Self.contains(a.path, out) {
+                        problem(a.line, "the \(what) folder of \(b.name) (\(out)) is inside the drop folder of \(a.name) (\(a.path)); that is a reprocessing loop")
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: - value parsers
+
+    static func bool(_ s: String) -> Bool? {
+        switch s.lowercased() {
+        case "yes", "true", "on", "1": true
+        case "no", "false", "off", "0": false
+        default: nil
+        }
+    }
+
+    /// `1s`, `1.5s`, `500ms`, `2m`, `1h`, or a plain number of seconds.
+    public static func duration(_ s: String) -> Double? {
+        let t = s.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+        for (suffix, factor) in units where t.hasSuffix(suffix) {
+            let number = t.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
+            // "ms" ends in "s": only accept the unit whose prefix is a number.
+            if let v = Double(number), v >= 0, v.isFinite { return v * factor }
+        }
+        if let v = Double(t), v >= 0, v.isFinite { return v }
+        return nil
+    }
+
+    static func patterns(_ s: String) -> [String] {
+        s.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// `key=value key2="value with spaces"`, passed to CUPS as options.
+    static func printOptions(_ s: String) -> Result<[PrintOption], ConfigurationMessage> {
+        var result: [PrintOption] = []
+        var i = s.startIndex
+        func skipSpaces() { while i < s.endIndex, s[i].isWhitespace { i = s.index(after: i) } }
+        skipSpaces()
+        while i < s.endIndex {
+            var name = ""
+            while i < s.endIndex, s[i] != "=", !s[i].isWhitespace { name.append(s[i]); i = s.index(after: i) }
+            guard i < s.endIndex, s[i] == "=", !name.isEmpty else {
+                return .failure(ConfigurationMessage("expected key=value, found \"\(name)\""))
+            }
+            i = s.index(after: i)
+            var value = ""
+            if i < s.endIndex, s[i] == "\"" || s[i] == "'" {
+                let quote = s[i]
+                i = s.index(after: i)
+                while i < s.endIndex, s[i] != quote { value.append(s[i]); i = s.index(after: i) }
+                guard i < s.endIndex else { return .failure(ConfigurationMessage("unclosed quote in the value of \(name)")) }
+                i = s.index(after: i)
+            } else {
+                while i < s.endIndex, !s[i].isWhitespace { value.append(s[i]); i = s.index(after: i) }
+            }
+            guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                return .failure(ConfigurationMessage("\"\(name)\" is not a CUPS option name"))
+            }
+            result.append(PrintOption(name: name, value: value))
+            skipSpaces()
+        }
+        return .success(result)
+    }
+
+    static func normalize(_ path: String) -> String {
+        var parts: [Substring] = []
+        for component in path.split(separator: "/") {
+            if component == "." { continue }
+            if component == ".." { if !parts.isEmpty { parts.removeLast() }; continue }
+            parts.append(component)
+        }
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// The real path where it exists, so two spellings of one folder compare equal.
+    static func canonical(_ path: String) -> String {
+        guard let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
+    }
+
+    static func same(_ a: String, _ b: String) -> Bool { canonical(a) == canonical(b) }
+
+    /// Whether `inner` lies strictly inside `outer`.
+    static func contains(_ outer: String, _ inner: String) -> Bool {
+        let o = canonical(outer), i = canonical(inner)
+        return i.hasPrefix(o.hasSuffix("/") ? o : o + "/")
+    }
+}

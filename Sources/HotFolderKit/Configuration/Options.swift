@@ -1,0 +1,151 @@
+import Foundation
+
+/// The option categories of a sharing configuration (seed 000), as a folder's
+/// configuration names them.
+
+public enum DestinationKind: String, Sendable, CaseIterable, Codable {
+    case export
+    case print
+}
+
+public enum FileFormat: String, Sendable, CaseIterable, Codable {
+    case pdf
+    case original
+}
+
+public enum AnnotationOption: String, Sendable, CaseIterable, Codable {
+    case embed
+    case flatten
+    case flattenForPrint = "flatten-for-print"
+    case remove
+}
+
+public enum CollisionPolicy: String, Sendable, CaseIterable, Codable {
+    case rename
+    case replace
+    case fail
+}
+
+public enum AfterSuccess: String, Sendable, CaseIterable, Codable {
+    case move
+    case delete
+}
+
+/// An inclusive range of 1-based page numbers; `upper == nil` means "to the end".
+public struct PageRange: Hashable, Sendable, Codable, CustomStringConvertible {
+    public let lower: Int
+    public let upper: Int?
+
+    public init(lower: Int, upper: Int?) {
+        self.lower = lower
+        self.upper = upper
+    }
+
+    public var description: String {
+        switch upper {
+        case nil: "\(lower)-"
+        case let u? where u == lower: "\(lower)"
+        case let u?: "\(lower)-\(u)"
+        }
+    }
+}
+
+public enum PageSelection: Hashable, Sendable, CustomStringConvertible {
+    case all
+    case first
+    case last
+    case annotated
+    case ranges([PageRange])
+
+    public var description: String {
+        switch self {
+        case .all: "all"
+        case .first: "first"
+        case .last: "last"
+        case .annotated: "annotated"
+        case .ranges(let r): r.map(\.description).joined(separator: ",")
+        }
+    }
+
+    /// Parses `1-3,5,8-` (1-based, inclusive, `N-` to the end).
+    public static func parseRanges(_ text: String) -> Result<[PageRange], ConfigurationMessage> {
+        var ranges: [PageRange] = []
+        for rawPart in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let part = rawPart.trimmingCharacters(in: .whitespaces)
+            if part.isEmpty {
+                return .failure(ConfigurationMessage("empty page range in \"\(text)\""))
+            }
+            let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard let lower = Int(bounds[0]), lower >= 1 else {
+                return .failure(ConfigurationMessage("\"\(part)\" is not a page range: pages are numbered from 1, as in 1-3,5,8-"))
+            }
+            if bounds.count == 1 {
+                ranges.append(PageRange(lower: lower, upper: lower))
+            } else if bounds[1].isEmpty {
+                ranges.append(PageRange(lower: lower, upper: nil))
+            } else if let upper = Int(bounds[1]), upper >= lower {
+                ranges.append(PageRange(lower: lower, upper: upper))
+            } else {
+                return .failure(ConfigurationMessage("\"\(part)\" is not a page range: the end must be a page number not below the start"))
+            }
+        }
+        return .success(ranges)
+    }
+
+    /// Parses one value of a page-selection option list. Adjacent range pieces
+    /// belong together: `first, 1-3,5` is two options, `first` and `1-3,5`.
+    public static func parseList(_ text: String) -> Result<[PageSelection], ConfigurationMessage> {
+        var options: [PageSelection] = []
+        var pendingRanges: [String] = []
+        func flush() -> ConfigurationMessage? {
+            guard !pendingRanges.isEmpty else { return nil }
+            defer { pendingRanges.removeAll() }
+            switch parseRanges(pendingRanges.joined(separator: ",")) {
+            case .success(let r): options.append(.ranges(r)); return nil
+            case .failure(let m): return m
+            }
+        }
+        for raw in text.split(separator: ",") {
+            let token = raw.trimmingCharacters(in: .whitespaces).lowercased()
+            let keyword: PageSelection? = switch token {
+            case "all": .all
+            case "first": .first
+            case "last": .last
+            case "annotated": .annotated
+            default: nil
+            }
+            if let keyword {
+                if let m = flush() { return .failure(m) }
+                options.append(keyword)
+            } else if token.first?.isNumber == true {
+                pendingRanges.append(token)
+            } else {
+                return .failure(ConfigurationMessage("unknown page selection \"\(token)\"; use all, first, last, annotated or ranges like 1-3,5,8-"))
+            }
+        }
+        if let m = flush() { return .failure(m) }
+        if options.isEmpty { return .failure(ConfigurationMessage("no page selection given")) }
+        return .success(options)
+    }
+
+    /// The 0-based page indexes this selection keeps of a document with
+    /// `pageCount` pages, in document order; pages past the end are ignored.
+    public func pageIndexes(pageCount: Int, annotatedPages: () -> [Int]) -> [Int] {
+        guard pageCount > 0 else { return [] }
+        switch self {
+        case .all: return Array(0..<pageCount)
+        case .first: return [0]
+        case .last: return [pageCount - 1]
+        case .annotated: return annotatedPages()
+        case .ranges(let ranges):
+            var keep = Set<Int>()
+            for r in ranges where r.lower <= pageCount {
+                let upper = min(r.upper ?? pageCount, pageCount)
+                for page in r.lower...upper { keep.insert(page - 1) }
+            }
+            return keep.sorted()
+        }
+    }
+}

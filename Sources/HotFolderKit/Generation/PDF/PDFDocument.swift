@@ -1,0 +1,116 @@
+import PDFShim
+
+/// What generation needs to know about a document before it starts.
+public struct PDFInfo: Sendable, Equatable {
+    public var pages: Int
+    public var encrypted: Bool
+    public var allowPrintLowResolution: Bool
+    public var allowPrintHighResolution: Bool
+    public var allowModifyAnnotations: Bool
+    public var hasForm: Bool
+    public var needAppearances: Bool
+    public var signed: Bool
+    public var annotations: Int
+}
+
+/// An open PDF in libqpdf, owned by one job on one thread at a time.
+public final class PDFDocument {
+    private let handle: OpaquePointer
+    public let file: String
+
+    private init(handle: OpaquePointer, file: String) {
+        self.handle = handle
+        self.file = file
+    }
+
+    deinit { hf_doc_close(handle) }
+
+    /// Opens the PDF read from `descriptor`; `password` nil tries no password.
+    public static func open(_ descriptor: FileDescriptor, description: String, password: String?) throws(PDFError) -> PDFDocument {
+        var error = hf_error()
+        let handle: OpaquePointer? = if let password {
+            password.withCString { hf_doc_open_fd(descriptor.rawValue, description, $0, &error) }
+        } else {
+            hf_doc_open_fd(descriptor.rawValue, description, nil, &error)
+        }
+        guard let handle else { throw PDFError(error, file: description) }
+        return PDFDocument(handle: handle, file: description)
+    }
+
+    public func info() throws(PDFError) -> PDFInfo {
+        var raw = hf_info()
+        var error = hf_error()
+        guard hf_doc_info(handle, &raw, &error) == 0 else { throw PDFError(error, file: file) }
+        return PDFInfo(
+            pages: Int(raw.pages), encrypted: raw.encrypted != 0,
+            allowPrintLowResolution: raw.allow_print_low != 0, allowPrintHighResolution: raw.allow_print_high != 0,
+            allowModifyAnnotations: raw.allow_modify_annotations != 0, hasForm: raw.has_form != 0,
+            needAppearances: raw.need_appearances != 0, signed: raw.signed_form != 0,
+            annotations: Int(raw.total_annotations))
+    }
+
+    /// Annotations on a page (0-based), not counting links and popups.
+    public func annotationCount(page: Int) throws(PDFError) -> Int {
+        var error = hf_error()
+        let n = hf_doc_page_annotation_count(handle, Int32(page), &error)
+        guard n >= 0 else { throw PDFError(error, file: file) }
+        return Int(n)
+    }
+
+    /// The Title from the document information dictionary, if any.
+    public func title() throws(PDFError) -> String? {
+        var error = hf_error()
+        var buffer = [CChar](repeating: 0, count: 1024)
+        var length = hf_doc_title(handle, &buffer, buffer.count, &error)
+        guard length >= 0 else { throw PDFError(error, file: file) }
+        if length >= buffer.count {
+            buffer = [CChar](repeating: 0, count: length + 1)
+            length = hf_doc_title(handle, &buffer, buffer.count, &error)
+            guard length >= 0 else { throw PDFError(error, file: file) }
+        }
+        let title = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return title.isEmpty ? nil : title
+    }
+
+    public enum AnnotationMode: Int32, Sendable {
+        case embed = 0, flatten = 1, flattenForPrint = 2, remove = 3
+    }
+
+    /// Applies the page selection (0-based indexes, nil for all), the
+    /// annotation mode and the title, and writes the result, decrypted, to `output`.
+    public func generate(pages: [Int]?, annotations: AnnotationMode, title: String?, output: FileDescriptor) throws(PDFError) {
+        var error = hf_error()
+        let pageList = pages?.map { Int32($0) }
+        let status: Int32 = output.path.withCString { description in
+            withOptionalCString(title) { titlePointer in
+                withOptionalBuffer(pageList) { pagesPointer, count in
+                    var options = hf_generate_options()
+                    options.pages = pagesPointer
+                    options.page_count = Int32(count)
+                    options.annotations = annotations.rawValue
+                    options.title = titlePointer
+                    options.output_fd = output.rawValue
+                    options.output_description = description
+                    return hf_doc_generate(handle, &options, &error)
+                }
+            }
+        }
+        guard status == 0 else { throw PDFError(error, file: file) }
+    }
+
+    /// Warnings so far: qpdf's recoveries and the shim's dropped annotations.
+    public var warnings: [String] {
+        let count = hf_doc_warning_count(handle)
+        return (0..<count).map { String(cString: hf_doc_warning(handle, $0)) }
+    }
+}
+
+private func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let s else { return body(nil) }
+    return s.withCString { body($0) }
+}
+
+private func withOptionalBuffer<R>(_ a: [Int32]?, _ body: (UnsafePointer<Int32>?, Int) -> R) -> R {
+    guard let a else { return body(nil, 0) }
+    return a.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
+}

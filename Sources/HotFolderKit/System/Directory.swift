@@ -1,0 +1,163 @@
+import CSystem
+import Glibc
+
+/// A folder the service opened itself. Every file it creates, opens or moves
+/// is named relative to such a descriptor, so a path swapped for a symlink after
+/// the folder was opened cannot redirect the operation.
+public final class Directory: @unchecked Sendable {
+    public let descriptor: FileDescriptor
+    public var path: String { descriptor.path }
+
+    public init(path: String) throws(SystemError) {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw SystemError("open folder", path: path) }
+        descriptor = FileDescriptor(adopting: fd, path: path)
+    }
+
+    private init(descriptor: FileDescriptor) { self.descriptor = descriptor }
+
+    /// Opens a folder that may not exist yet, creating the missing components.
+    public static func create(path: String, mode: mode_t = 0o750) throws(SystemError) -> Directory {
+        if let existing = try? Directory(path: path) { return existing }
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, mode) != 0 && Glibc.errno != EEXIST {
+                throw SystemError("create folder", path: prefix)
+            }
+        }
+        return try Directory(path: path)
+    }
+
+    public func child(_ name: String) -> String { path.hasSuffix("/") ? path + name : path + "/" + name }
+
+    private func checked(_ name: String) throws(SystemError) {
+        if name.isEmpty || name.contains("/") || name == "." || name == ".." || name.utf8.contains(0) {
+            throw SystemError("use name", path: child(name), errno: EINVAL)
+        }
+    }
+
+    /// Opens (and creates, if missing) a subfolder without following a symlink.
+    public func subdirectory(_ name: String, create: Bool = false, mode: mode_t = 0o750) throws(SystemError) -> Directory {
+        try checked(name)
+        if create, mkdirat(descriptor.rawValue, name, mode) != 0, Glibc.errno != EEXIST {
+            throw SystemError("create folder", path: child(name))
+        }
+        let fd = openat(descriptor.rawValue, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw SystemError("open folder", path: child(name)) }
+        return Directory(descriptor: FileDescriptor(adopting: fd, path: child(name)))
+    }
+
+    /// Opens a file for reading without following symlinks and without blocking
+    /// on a FIFO; the caller checks the type on the returned descriptor.
+    public func openForReading(_ name: String) throws(SystemError) -> FileDescriptor {
+        try checked(name)
+        let fd = openat(descriptor.rawValue, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw SystemError("open", path: child(name)) }
+        let file = FileDescriptor(adopting: fd, path: child(name))
+        // Back to blocking reads for regular files.
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        return file
+    }
+
+    /// Creates a new file that must not exist yet.
+    public func createFile(_ name: String, mode: mode_t = 0o640) throws(SystemError) -> FileDescriptor {
+        try checked(name)
+        let fd = openat(descriptor.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard fd >= 0 else { throw SystemError("create", path: child(name)) }
+        return FileDescriptor(adopting: fd, path: child(name))
+    }
+
+    /// Opens a file for appending, creating it when missing.
+    public func openForAppending(_ name: String, mode: mode_t = 0o640) throws(SystemError) -> FileDescriptor {
+        try checked(name)
+        let fd = openat(descriptor.rawValue, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard fd >= 0 else { throw SystemError("open", path: child(name)) }
+        return FileDescriptor(adopting: fd, path: child(name))
+    }
+
+    public func status(_ name: String) throws(SystemError) -> Glibc.stat {
+        try checked(name)
+        var st = Glibc.stat()
+        guard fstatat(descriptor.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
+            throw SystemError("stat", path: child(name))
+        }
+        return st
+    }
+
+    public func exists(_ name: String) -> Bool { (try? status(name)) != nil }
+
+    public enum RenameMode: Sendable { case replace, noReplace }
+
+    /// Atomically moves `name` to `target`/`newName`. With `.noReplace` an existing
+    /// target makes it fail with EEXIST instead of being overwritten.
+    public func move(_ name: String, to target: Directory, as newName: String, mode: RenameMode = .noReplace) throws(SystemError) {
+        try checked(name)
+        try target.checked(newName)
+        let flags: UInt32 = mode == .noReplace ? UInt32(HF_RENAME_NOREPLACE) : 0
+        if hf_renameat2(descriptor.rawValue, name, target.descriptor.rawValue, newName, flags) != 0 {
+            let e = Glibc.errno
+            // Some network file systems do not know RENAME_NOREPLACE: link + unlink
+            // gives the same no-overwrite guarantee there.
+            if mode == .noReplace && (e == EINVAL || e == ENOSYS) {
+                guard linkat(descriptor.rawValue, name, target.descriptor.rawValue, newName, 0) == 0 else {
+                    throw SystemError("move to \(target.child(newName))", path: child(name))
+                }
+                _ = unlinkat(descriptor.rawValue, name, 0)
+                return
+            }
+            throw SystemError("move to \(target.child(newName))", path: child(name), errno: e)
+        }
+    }
+
+    public func remove(_ name: String) throws(SystemError) {
+        try checked(name)
+        guard unlinkat(descriptor.rawValue, name, 0) == 0 else { throw SystemError("remove", path: child(name)) }
+    }
+
+    public func removeDirectory(_ name: String) throws(SystemError) {
+        try checked(name)
+        guard unlinkat(descriptor.rawValue, name, AT_REMOVEDIR) == 0 else { throw SystemError("remove folder", path: child(name)) }
+    }
+
+    /// Removes a folder and everything in it (the service's own job folders only).
+    public func removeTree(_ name: String) throws(SystemError) {
+        let sub = try subdirectory(name)
+        for entry in try sub.entries() {
+            if entry.isDirectory { try sub.removeTree(entry.name) } else { try sub.remove(entry.name) }
+        }
+        try removeDirectory(name)
+    }
+
+    public func sync() throws(SystemError) { try descriptor.sync() }
+
+    public struct Entry: Sendable, Hashable {
+        public let name: String
+        public let type: UInt8
+        public var isDirectory: Bool { Int(type) == Int(DT_DIR) }
+        public var isSymlink: Bool { Int(type) == Int(DT_LNK) }
+    }
+
+    public func entries() throws(SystemError) -> [Entry] {
+        let fd = openat(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0, let dir = fdopendir(fd) else {
+            if fd >= 0 { _ = Glibc.close(fd) }
+            throw SystemError("list", path: path)
+        }
+        defer { closedir(dir) }
+        var result: [Entry] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            var type = entry.pointee.d_type
+            if Int(type) == Int(DT_UNKNOWN), let st = try? status(name) {
+                type = (st.st_mode & S_IFMT) == S_IFDIR ? UInt8(DT_DIR) : ((st.st_mode & S_IFMT) == S_IFLNK ? UInt8(DT_LNK) : UInt8(DT_REG))
+            }
+            result.append(Entry(name: name, type: type))
+        }
+        return result
+    }
+}

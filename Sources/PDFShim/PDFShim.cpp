@@ -1,0 +1,447 @@
+#include "PDFShim.h"
+
+#include <qpdf/Constants.h>
+#include <qpdf/QPDF.hh>
+#include <qpdf/QPDFAcroFormDocumentHelper.hh>
+#include <qpdf/QPDFAnnotationObjectHelper.hh>
+#include <qpdf/QPDFExc.hh>
+#include <qpdf/QPDFPageDocumentHelper.hh>
+#include <qpdf/QPDFPageObjectHelper.hh>
+#include <qpdf/QPDFSystemError.hh>
+#include <qpdf/QPDFWriter.hh>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <utility>
+#include <set>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+// A document with thousands of broken objects yields thousands of warnings;
+// the job log needs the first few and a count.
+constexpr size_t kMaxWarnings = 50;
+
+}
+
+struct hf_doc {
+    QPDF pdf;
+    std::string description;
+    std::vector<std::string> warnings;
+    size_t suppressed = 0;
+
+    void note(std::string const &w) {
+        if (warnings.size() < kMaxWarnings) {
+            warnings.push_back(w);
+        } else {
+            ++suppressed;
+        }
+    }
+
+    void collect_qpdf_warnings() {
+        for (auto const &w : pdf.getWarnings()) {
+            note(w.what());
+        }
+    }
+};
+
+namespace {
+
+void set_error(hf_error *err, int status, int sys_errno, std::string const &msg) {
+    if (!err) {
+        return;
+    }
+    err->status = status;
+    err->sys_errno = sys_errno;
+    std::snprintf(err->message, sizeof(err->message), "%s", msg.c_str());
+}
+
+void clear_error(hf_error *err) {
+    set_error(err, HF_OK, 0, "");
+}
+
+// One guard per exported function: every exception becomes an hf_error.
+template <typename F>
+auto guarded(hf_error *err, decltype(std::declval<F>()()) failure, F &&body) -> decltype(body()) {
+    clear_error(err);
+    try {
+        return body();
+    } catch (QPDFExc &e) {
+        int status = HF_E_DAMAGED;
+        switch (e.getErrorCode()) {
+        case qpdf_e_password: status = HF_E_PASSWORD; break;
+        case qpdf_e_system: status = HF_E_SYSTEM; break;
+        case qpdf_e_unsupported: status = HF_E_UNSUPPORTED; break;
+        default: break;
+        }
+        set_error(err, status, 0, e.what());
+    } catch (QPDFSystemError &e) {
+        set_error(err, HF_E_SYSTEM, e.getErrno(), e.what());
+    } catch (std::bad_alloc &) {
+        set_error(err, HF_E_INTERNAL, ENOMEM, "out of memory");
+    } catch (std::exception &e) {
+        set_error(err, HF_E_DAMAGED, 0, e.what());
+    } catch (...) {
+        set_error(err, HF_E_INTERNAL, 0, "unknown exception in the PDF engine");
+    }
+    return failure;
+}
+
+bool is_counted_annotation(QPDFAnnotationObjectHelper &a) {
+    std::string subtype = a.getSubtype();
+    return subtype != "/Link" && subtype != "/Popup";
+}
+
+std::string describe(QPDFAnnotationObjectHelper &a) {
+    std::string subtype = a.getSubtype();
+    if (!subtype.empty() && subtype[0] == '/') {
+        subtype.erase(0, 1);
+    }
+    return subtype.empty() ? std::string("untyped") : subtype;
+}
+
+void replace_annotations(QPDFPageObjectHelper &page, std::vector<QPDFObjectHandle> const &keep) {
+    QPDFObjectHandle page_oh = page.getObjectHandle();
+    if (keep.empty()) {
+        page_oh.removeKey("/Annots");
+    } else {
+        // A fresh direct array: pages may share one indirect /Annots array,
+        // and each page decides for itself.
+        page_oh.replaceKey("/Annots", QPDFObjectHandle::newArray(keep));
+    }
+}
+
+// Bakes annotation appearances into page content. for_print selects the
+// annotations a printer shows (print flag set, not hidden); otherwise the ones a
+// screen shows (not hidden, not NoView), and links stay live annotations.
+void flatten(hf_doc *doc, bool for_print) {
+    QPDF &pdf = doc->pdf;
+    QPDFAcroFormDocumentHelper afdh(pdf);
+    if (afdh.getNeedAppearances()) {
+        // Values were changed without new appearances; without this nothing
+        // of the form would be flattened.
+        afdh.generateAppearancesIfNeeded();
+    }
+    QPDFPageDocumentHelper dh(pdf);
+    dh.pushInheritedAttributesToPage();
+    int const forbidden = an_invisible | an_hidden | (for_print ? 0 : an_no_view);
+    int page_number = 0;
+    for (auto &page : dh.getAllPages()) {
+        ++page_number;
+        std::vector<QPDFAnnotationObjectHelper> annots = page.getAnnotations();
+        if (annots.empty()) {
+            continue;
+        }
+        QPDFObjectHandle page_oh = page.getObjectHandle();
+        QPDFObjectHandle resources = page.getAttribute("/Resources", true);
+        if (!resources.isDictionary()) {
+            resources = QPDFObjectHandle::newDictionary();
+            page_oh.replaceKey("/Resources", resources);
+        }
+        int rotate = 0;
+        QPDFObjectHandle rotate_obj = page_oh.getKey("/Rotate");
+        if (rotate_obj.isInteger()) {
+            rotate = rotate_obj.getIntValueAsInt();
+        }
+        std::set<std::string> names = resources.getResourceNames();
+        int next_fx = 1;
+        std::vector<QPDFObjectHandle> keep;
+        std::string content;
+        for (auto &aoh : annots) {
+            std::string subtype = aoh.getSubtype();
+            int flags = aoh.getFlags();
+            if (subtype == "/Popup") {
+                continue; // drawn by viewers for its parent; never page content
+            }
+            if (subtype == "/Link" && !for_print) {
+                keep.push_back(aoh.getObjectHandle());
+                continue;
+            }
+            if ((flags & forbidden) != 0 || (for_print && (flags & an_print) == 0)) {
+                continue; // not shown in this mode, so not part of the flattened page
+            }
+            QPDFObjectHandle as = aoh.getAppearanceStream("/N");
+            if (!as.isStream()) {
+                QPDFObjectHandle ap = aoh.getAppearanceDictionary();
+                if (ap.isDictionary() && ap.getKey("/N").isDictionary()) {
+                    continue; // a state with no drawing (e.g. an unchecked box)
+                }
+                if (subtype != "/Link") {
+                    doc->note("page " + std::to_string(page_number) + ": " + describe(aoh) +
+                              " annotation has no appearance stream and was dropped");
+                }
+                continue;
+            }
+            if (subtype == "/Widget") {
+                // Appearance streams may use fonts from the form's /DR.
+                QPDFObjectHandle as_dict = as.getDict();
+                QPDFObjectHandle as_resources = as_dict.getKey("/Resources");
+                if (as_resources.isIndirect()) {
+                    as_dict.replaceKey("/Resources", as_resources.shallowCopy());
+                    as_resources = as_dict.getKey("/Resources");
+                } else if (!as_resources.isDictionary()) {
+                    as_dict.replaceKey("/Resources", QPDFObjectHandle::newDictionary());
+                    as_resources = as_dict.getKey("/Resources");
+                }
+                QPDFFormFieldObjectHelper ff = afdh.getFieldForAnnotation(aoh);
+                QPDFObjectHandle dr = ff.getDefaultResources();
+                if (dr.isDictionary()) {
+                    as_resources.mergeResources(dr);
+                }
+            }
+            std::string name = resources.getUniqueResourceName("/Fxo", next_fx, &names);
+            std::string piece = aoh.getPageContentForAppearance(name, rotate, 0, 0);
+            if (!piece.empty()) {
+                if (!resources.getKey("/XObject").isDictionary()) {
+                    resources.replaceKey("/XObject", QPDFObjectHandle::newDictionary());
+                }
+                resources.getKey("/XObject").replaceKey(name, as);
+                names.insert(name);
+                ++next_fx;
+            }
+            content += piece;
+        }
+        replace_annotations(page, keep);
+        if (!content.empty()) {
+            page.addPageContents(pdf.newStream("q\n"), true);
+            page.addPageContents(pdf.newStream("\nQ\n" + content), false);
+        }
+    }
+    // Every widget is now page content or gone; a form left behind would show
+    // fields that no longer exist.
+    pdf.getRoot().removeKey("/AcroForm");
+}
+
+void remove_annotations(hf_doc *doc) {
+    QPDFPageDocumentHelper dh(doc->pdf);
+    for (auto &page : dh.getAllPages()) {
+        page.getObjectHandle().removeKey("/Annots");
+    }
+    doc->pdf.getRoot().removeKey("/AcroForm");
+}
+
+void keep_pages(hf_doc *doc, const int *pages, int count) {
+    QPDFPageDocumentHelper dh(doc->pdf);
+    std::vector<QPDFPageObjectHelper> all = dh.getAllPages();
+    std::vector<bool> wanted(all.size(), false);
+    for (int i = 0; i < count; ++i) {
+        if (pages[i] < 0 || static_cast<size_t>(pages[i]) >= all.size()) {
+            throw std::invalid_argument("page index " + std::to_string(pages[i]) + " out of range");
+        }
+        wanted[static_cast<size_t>(pages[i])] = true;
+    }
+    for (size_t i = 0; i < all.size(); ++i) {
+        if (!wanted[i]) {
+            dh.removePage(all[i]);
+        }
+    }
+}
+
+void set_title(QPDF &pdf, char const *title) {
+    QPDFObjectHandle trailer = pdf.getTrailer();
+    QPDFObjectHandle info = trailer.getKey("/Info");
+    if (!info.isDictionary()) {
+        info = pdf.makeIndirectObject(QPDFObjectHandle::newDictionary());
+        trailer.replaceKey("/Info", info);
+    }
+    info.replaceKey("/Title", QPDFObjectHandle::newUnicodeString(title));
+}
+
+} // namespace
+
+extern "C" {
+
+hf_doc *hf_doc_open_fd(int fd, const char *description, const char *password, hf_error *err) {
+    return guarded(err, static_cast<hf_doc *>(nullptr), [&]() -> hf_doc * {
+        if (!description) {
+            throw std::invalid_argument("no description");
+        }
+        int copy = dup(fd);
+        if (copy < 0) {
+            throw QPDFSystemError("dup", errno);
+        }
+        FILE *file = fdopen(copy, "rb");
+        if (!file) {
+            int e = errno;
+            close(copy);
+            throw QPDFSystemError("fdopen", e);
+        }
+        if (std::fseek(file, 0, SEEK_SET) != 0) {
+            int e = errno;
+            std::fclose(file);
+            throw QPDFSystemError("fseek", e);
+        }
+        std::unique_ptr<hf_doc> doc(new hf_doc());
+        doc->description = description;
+        doc->pdf.setSuppressWarnings(true);
+        doc->pdf.setAttemptRecovery(true);
+        doc->pdf.processFile(description, file, true, password);
+        // Parsing is lazy: touching the page tree now turns a broken one into an
+        // open error rather than a surprise in the middle of generation.
+        doc->pdf.getAllPages();
+        doc->collect_qpdf_warnings();
+        return doc.release();
+    });
+}
+
+void hf_doc_close(hf_doc *doc) {
+    try {
+        delete doc;
+    } catch (...) {
+    }
+}
+
+int hf_doc_info(hf_doc *doc, hf_info *out, hf_error *err) {
+    return guarded(err, -1, [&]() -> int {
+        if (!doc || !out) {
+            throw std::invalid_argument("null argument");
+        }
+        std::memset(out, 0, sizeof(*out));
+        QPDF &pdf = doc->pdf;
+        out->pages = static_cast<int>(pdf.getAllPages().size());
+        out->encrypted = pdf.isEncrypted();
+        out->allow_print_low = pdf.allowPrintLowRes();
+        out->allow_print_high = pdf.allowPrintHighRes();
+        out->allow_modify_annotations = pdf.allowModifyAnnotation();
+        out->allow_extract = pdf.allowExtractAll();
+        QPDFAcroFormDocumentHelper afdh(pdf);
+        out->has_form = afdh.hasAcroForm();
+        out->need_appearances = afdh.getNeedAppearances();
+        if (out->has_form) {
+            for (auto &field : afdh.getFormFields()) {
+                if (field.getFieldType() == "/Sig") {
+                    out->signed_form = 1;
+                    break;
+                }
+            }
+        }
+        QPDFPageDocumentHelper dh(pdf);
+        for (auto &page : dh.getAllPages()) {
+            for (auto &a : page.getAnnotations()) {
+                if (is_counted_annotation(a)) {
+                    ++out->total_annotations;
+                }
+            }
+        }
+        doc->collect_qpdf_warnings();
+        return 0;
+    });
+}
+
+int hf_doc_page_annotation_count(hf_doc *doc, int page_index, hf_error *err) {
+    return guarded(err, -1, [&]() -> int {
+        if (!doc) {
+            throw std::invalid_argument("null document");
+        }
+        std::vector<QPDFObjectHandle> const &pages = doc->pdf.getAllPages();
+        if (page_index < 0 || static_cast<size_t>(page_index) >= pages.size()) {
+            throw std::invalid_argument("page index out of range");
+        }
+        QPDFPageObjectHelper page(pages[static_cast<size_t>(page_index)]);
+        int count = 0;
+        for (auto &a : page.getAnnotations()) {
+            if (is_counted_annotation(a)) {
+                ++count;
+            }
+        }
+        return count;
+    });
+}
+
+long hf_doc_title(hf_doc *doc, char *buf, size_t capacity, hf_error *err) {
+    return guarded(err, -1L, [&]() -> long {
+        if (!doc) {
+            throw std::invalid_argument("null document");
+        }
+        std::string title;
+        QPDFObjectHandle info = doc->pdf.getTrailer().getKey("/Info");
+        if (info.isDictionary()) {
+            QPDFObjectHandle t = info.getKey("/Title");
+            if (t.isString()) {
+                title = t.getUTF8Value();
+            }
+        }
+        if (buf && capacity > 0) {
+            size_t n = title.size() < capacity - 1 ? title.size() : capacity - 1;
+            std::memcpy(buf, title.data(), n);
+            buf[n] = '\0';
+        }
+        return static_cast<long>(title.size());
+    });
+}
+
+int hf_doc_generate(hf_doc *doc, const hf_generate_options *options, hf_error *err) {
+    return guarded(err, -1, [&]() -> int {
+        if (!doc || !options) {
+            throw std::invalid_argument("null argument");
+        }
+        if (options->pages) {
+            keep_pages(doc, options->pages, options->page_count);
+        }
+        switch (options->annotations) {
+        case HF_ANNOT_EMBED: break;
+        case HF_ANNOT_FLATTEN: flatten(doc, false); break;
+        case HF_ANNOT_FLATTEN_PRINT: flatten(doc, true); break;
+        case HF_ANNOT_REMOVE: remove_annotations(doc); break;
+        default: throw std::invalid_argument("unknown annotation mode");
+        }
+        if (options->title) {
+            set_title(doc->pdf, options->title);
+        }
+        int copy = dup(options->output_fd);
+        if (copy < 0) {
+            throw QPDFSystemError("dup", errno);
+        }
+        FILE *out = fdopen(copy, "wb");
+        if (!out) {
+            int e = errno;
+            close(copy);
+            throw QPDFSystemError("fdopen", e);
+        }
+        try {
+            QPDFWriter w(doc->pdf);
+            w.setOutputFile(options->output_description ? options->output_description : "output", out, false);
+            w.setPreserveEncryption(false);
+            w.write();
+        } catch (...) {
+            std::fclose(out);
+            throw;
+        }
+        if (std::fclose(out) != 0) {
+            throw QPDFSystemError("writing output", errno);
+        }
+        doc->collect_qpdf_warnings();
+        return 0;
+    });
+}
+
+size_t hf_doc_warning_count(hf_doc *doc) {
+    try {
+        if (!doc) {
+            return 0;
+        }
+        if (doc->suppressed > 0) {
+            doc->warnings.push_back("... and " + std::to_string(doc->suppressed) + " more warnings");
+            doc->suppressed = 0;
+        }
+        return doc->warnings.size();
+    } catch (...) {
+        return 0;
+    }
+}
+
+const char *hf_doc_warning(hf_doc *doc, size_t index) {
+    if (!doc || index >= doc->warnings.size()) {
+        return "";
+    }
+    return doc->warnings[index].c_str();
+}
+
+} // extern "C"

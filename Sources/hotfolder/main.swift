@@ -1,1 +1,121 @@
-print("hotfolder")
+import Foundation
+import Glibc
+import HotFolderKit
+
+// sysexits(3)
+let exitUsage: Int32 = 64
+let exitConfig: Int32 = 78
+let exitSoftware: Int32 = 70
+
+let usage = """
+usage: hotfolder run     --config FILE
+       hotfolder check   --config FILE
+       hotfolder process --config FILE --folder NAME FILE...
+       hotfolder status  --config FILE
+
+  run      watch the configured drop folders (foreground; SIGTERM or Ctrl-C stops)
+  check    validate the configuration and print every folder's resolved settings
+  process  run the pipeline once on the given files, without watching
+  status   show each folder's waiting, running and failed documents
+
+"""
+
+func fail(_ message: String, _ code: Int32) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(code)
+}
+
+struct Arguments {
+    var command = ""
+    var config: String?
+    var folder: String?
+    var files: [String] = []
+
+    init(_ argv: [String]) {
+        var rest = argv.dropFirst()
+        guard let first = rest.first else { fail(usage, exitUsage) }
+        command = first
+        rest = rest.dropFirst()
+        while let arg = rest.first {
+            rest = rest.dropFirst()
+            switch arg {
+            case "--config", "-c":
+                guard let v = rest.first else { fail("--config needs a file\n\n" + usage, exitUsage) }
+                config = v
+                rest = rest.dropFirst()
+            case "--folder", "-f":
+                guard let v = rest.first else { fail("--folder needs a name\n\n" + usage, exitUsage) }
+                folder = v
+                rest = rest.dropFirst()
+            case "--help", "-h":
+                print(usage)
+                exit(0)
+            case "--":
+                files += rest
+                rest = []
+            default:
+                if arg.hasPrefix("-") && arg.count > 1 { fail("unknown option \(arg)\n\n" + usage, exitUsage) }
+                files.append(arg)
+            }
+        }
+    }
+}
+
+func loadConfiguration(_ path: String?) -> ServiceConfiguration {
+    guard let path else { fail("--config FILE is required\n\n" + usage, exitUsage) }
+    do {
+        return try ServiceConfiguration.load(file: path)
+    } catch {
+        fail(error.description, exitConfig)
+    }
+}
+
+let arguments = Arguments(CommandLine.arguments)
+switch arguments.command {
+case "check":
+    let config = loadConfiguration(arguments.config)
+    print(config.resolvedDescription)
+    print("\n# configuration OK: \(config.folders.count) folder\(config.folders.count == 1 ? "" : "s")")
+case "run":
+    let config = loadConfiguration(arguments.config)
+    let service = HotFolderService(configuration: config)
+    signal(SIGTERM, SIG_IGN)
+    signal(SIGINT, SIG_IGN)
+    signal(SIGPIPE, SIG_IGN)
+    var sources: [DispatchSourceSignal] = []
+    for sig in [SIGTERM, SIGINT] {
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+        source.setEventHandler { service.stop() }
+        source.resume()
+        sources.append(source)
+    }
+    service.run()
+    withExtendedLifetime(sources) {}
+    exit(0)
+case "process":
+    let config = loadConfiguration(arguments.config)
+    guard let folder = arguments.folder else { fail("process needs --folder NAME\n\n" + usage, exitUsage) }
+    guard !arguments.files.isEmpty else { fail("process needs at least one FILE\n\n" + usage, exitUsage) }
+    let service = HotFolderService(configuration: config)
+    var failures = 0
+    for file in arguments.files {
+        do {
+            let outcome = try service.process(file: file, folder: folder)
+            if let failure = outcome.failure {
+                failures += 1
+                print("FAILED \(file): \(failure.description)\n  what to do: \(failure.remedy)" + (outcome.originalNow.map { "\n  original: \($0)" } ?? ""))
+            } else {
+                print("OK \(file) → " + outcome.delivered.joined(separator: ", "))
+            }
+        } catch {
+            failures += 1
+            print("FAILED \(file): \(error.description)")
+        }
+    }
+    exit(failures == 0 ? 0 : 1)
+case "status":
+    let config = loadConfiguration(arguments.config)
+    print(FolderStatus.report(for: config))
+default:
+    fail("unknown command \(arguments.command)\n\n" + usage, exitUsage)
+}

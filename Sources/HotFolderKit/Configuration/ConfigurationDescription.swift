@@ -1,0 +1,43 @@
+extension ServiceConfiguration {
+    /// The resolved configuration, as `hotfolder check` prints it: every key
+    /// with the value in force, defaults included.
+    public var resolvedDescription: String {
+        var lines = ["# \(file)", "[service]", "workers = \(workers)", "log-level = \(logLevel.rawValue)"]
+        lines.append("cups-server = \(cupsServer ?? "(CUPS_SERVER or the libcups default)")")
+        for f in folders {
+            lines.append("")
+            lines.append("[folder \(f.name)]")
+            lines.append("path = \(f.path)")
+            lines.append("recursive = \(f.recursive ? "yes" : "no")")
+            lines.append("settle = \(HotFolderService.format(f.settle))")
+            lines.append("include = \(f.include.isEmpty ? "(every file not ignored)" : f.include.joined(separator: ", "))")
+            lines.append("ignore = \(f.ignore.isEmpty ? "(built-in list only)" : f.ignore.joined(separator: ", "))")
+            lines.append("done = \(f.doneFolder)")
+            lines.append("failed = \(f.failedFolder)")
+            lines.append("after-success = \(f.afterSuccess.rawValue)")
+            lines.append("password = \(f.password == nil ? "(none)" : "(set)")")
+            for d in f.destinations {
+                let p = d.destination.rawValue + "."
+                if d.destination == .export {
+                    lines.append(p + "to = \(d.exportFolder)")
+                    lines.append(p + "collision = \(d.collision.rawValue)")
+                } else {
+                    lines.append(p + "printer = \(d.printer ?? "(the CUPS default destination)")")
+                    lines.append(p + "copies = \(d.copies)")
+                    if let s = d.sides { lines.append(p + "sides = \(s)") }
+                    if let m = d.media { lines.append(p + "media = \(m)") }
+                    if let c = d.color { lines.append(p + "color = \(c)") }
+                    if let o = d.orientation { lines.append(p + "orientation = \(o)") }
+                    if !d.options.isEmpty { lines.append(p + "options = " + d.options.map { "\($0.name)=\($0.value)" }.joined(separator: " ")) }
+                    lines.append(p + "timeout = \(HotFolderService.format(d.timeout))")
+                }
+                lines.append(p + "name = \(d.name.source)")
+                lines.append(p + "format = \(d.fileFormats.map(\.rawValue).joined(separator: ", "))")
+                lines.append(p + "pages = \(d.pageSelections.map(\.description).joined(separator: "; "))")
+                lines.append(p + "annotations = \(d.annotationOptions.map(\.rawValue).joined(separator: ", "))")
+                lines.append(p + "title = \(d.title?.source ?? "(the document's own)")")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

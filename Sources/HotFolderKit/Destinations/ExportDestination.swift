@@ -1,0 +1,100 @@
+import Foundation
+import Glibc
+
+/// Delivers a staged file into an export folder: moved (or copied) to a hidden
+/// temporary name there, synced, then renamed to its final name, so no reader
+/// ever sees a partial file under the final name. Each step is journaled first.
+struct ExportDestination {
+    let sharing: SharingConfiguration
+    let folder: Directory
+
+    /// Delivers `output` and returns the final file name.
+    func deliver(_ output: StagedOutput, job: JobFolder, values: [NameTemplate.Placeholder: String]) throws(JobFailure) -> String {
+        if let done = job.journal.last(.exported, destination: .export), let name = done.name {
+            return name // delivered before a restart
+        }
+        let finalName = FileNameSanitizer.fileName(rendered: sharing.name.render(values), ext: output.ext)
+        let temporary = ".hf-\(job.id).tmp"
+        do {
+            if let resumed = job.journal.last(.exporting, destination: .export), !folder.exists(temporary),
+               !job.output.exists(output.file) {
+                // The rename into place happened before the restart; only its record is missing.
+                let name = resumed.name ?? finalName
+                try record(.exported, name: name, job: job)
+                return name
+            }
+            if !folder.exists(temporary) {
+                try stage(output.file, from: job.output, as: temporary)
+            }
+            var exporting = JournalRecord(.exporting)
+            exporting.destination = .export
+            exporting.name = finalName
+            exporting.temporary = temporary
+            try job.journal.append(exporting)
+            let placed = try place(temporary, as: finalName)
+            try folder.sync()
+            try record(.exported, name: placed, job: job)
+            return placed
+        } catch let failure as JobFailure {
+            throw failure
+        } catch let error as SystemError {
+            throw JobFailure(.export, "cannot write into \(folder.path): \(error)",
+                             remedy: "Check that the export folder exists, is writable by the service and has free space; the document is kept and retried.",
+                             transient: error.isTransient)
+        } catch {
+            throw JobFailure(.export, "\(error)", remedy: "Check the export folder.", transient: true)
+        }
+    }
+
+    private func record(_ event: JournalRecord.Event, name: String, job: JobFolder) throws(SystemError) {
+        var r = JournalRecord(event)
+        r.destination = .export
+        r.name = name
+        try job.journal.append(r)
+    }
+
+    /// Puts the staged file under the temporary name in the export folder.
+    private func stage(_ file: String, from source: Directory, as temporary: String) throws(SystemError) {
+        do {
+            try source.move(file, to: folder, as: temporary, mode: .replace)
+            return
+        } catch {
+            // Another file system: copy, then sync, so the rename publishes whole data.
+            guard error.errno == EXDEV else { throw error }
+        }
+        let input = try source.openForReading(file)
+        try? folder.remove(temporary)
+        let copy = try folder.createFile(temporary, mode: 0o666)
+        try copy.copyContents(of: input)
+        try copy.sync()
+    }
+
+    private func place(_ temporary: String, as name: String) throws -> String {
+        switch sharing.collision {
+        case .replace:
+            try folder.move(temporary, to: folder, as: name, mode: .replace)
+            return name
+        case .fail:
+            do {
+                try folder.move(temporary, to: folder, as: name, mode: .noReplace)
+                return name
+            } catch {
+                guard error.errno == EEXIST else { throw error }
+                try? folder.remove(temporary)
+                throw JobFailure(.export, "\"\(name)\" already exists in \(folder.path) and export.collision = fail",
+                                 remedy: "Remove or rename the existing file and drop the document again, or set export.collision = rename.")
+            }
+        case .rename:
+            for n in 1...10_000 {
+                let candidate = n == 1 ? name : FileNameSanitizer.numbered(name, n)
+                do {
+                    try folder.move(temporary, to: folder, as: candidate, mode: .noReplace)
+                    return candidate
+                } catch {
+                    guard error.errno == EEXIST else { throw error }
+                }
+            }
+            throw JobFailure(.export, "10,000 files named like \"\(name)\" already exist in \(folder.path)", remedy: "Clean up the export folder.", transient: true)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+
+/// A fixed set of long-lived threads that run jobs in the order they came.
+/// Generation is CPU-bound; more threads than cores only adds contention.
+public final class WorkerPool: Sendable {
+    private struct State {
+        var queue: [@Sendable () -> Void] = []
+        var head = 0
+        var stopping = false
+        var busy = 0
+    }
+
+    private let state = Mutex(State())
+    private let available = DispatchSemaphore(value: 0)
+    public let size: Int
+
+    public init(size: Int, name: String = "worker") {
+        self.size = size
+        for i in 0..<size {
+            let thread = Thread { [self] in self.work() }
+            thread.name = "\(name)-\(i)"
+            thread.start()
+        }
+    }
+
+    public func submit(_ work: @escaping @Sendable () -> Void) {
+        let accepted = state.withLock { s -> Bool in
+            guard !s.stopping else { return false }
+            s.queue.append(work)
+            return true
+        }
+        if accepted { available.signal() }
+    }
+
+    /// Jobs queued or running.
+    public var pending: Int { state.withLock { $0.queue.count - $0.head + $0.busy } }
+
+    /// Stops taking new work; queued work still runs. Threads exit when idle.
+    public func shutdown() {
+        state.withLock { $0.stopping = true }
+        for _ in 0..<size { available.signal() }
+    }
+
+    private func work() {
+        while true {
+            available.wait()
+            let next = state.withLock { s -> (@Sendable () -> Void)? in
+                guard s.head < s.queue.count else { return nil }
+                let w = s.queue[s.head]
+                s.head += 1
+                if s.head > 1024 && s.head * 2 > s.queue.count {
+                    s.queue.removeFirst(s.head)
+                    s.head = 0
+                }
+                s.busy += 1
+                return w
+            }
+            guard let next else {
+                if state.withLock({ $0.stopping }) { return }
+                continue
+            }
+            next()
+            state.withLock { $0.busy -= 1 }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A drop folder while the service runs: its opened folders, its settler and
+/// its watch.
+final class FolderRuntime: @unchecked Sendable {
+    let config: FolderConfiguration
+    let drop: Directory
+    let jobs: Directory
+    let settler: Settler
+    private let opened = Mutex<[String: Directory]>([:])
+    let hubToken = Mutex<Int?>(nil)
+    /// The last reason each job waits, so a retry logs a reason once, not every time.
+    let waitingReasons = Mutex<[String: String]>([:])
+
+    init(config: FolderConfiguration, settler: Settler) throws(SystemError) {
+        self.config = config
+        self.settler = settler
+        drop = try Directory(path: config.path)
+        let area = try drop.subdirectory(FolderConfiguration.serviceAreaName, create: true, mode: 0o750)
+        jobs = try area.subdirectory("jobs", create: true, mode: 0o750)
+    }
+
+    /// Opens (creating when missing) one of the folder's output folders.
+    func outputFolder(_ path: String) throws(SystemError) -> Directory {
+        if let d = opened.withLock({ $0[path] }) { return d }
+        let d = try Directory.create(path: path)
+        opened.withLock { $0[path] = d }
+        return d
+    }
+
+    func forget(_ path: String) { opened.withLock { $0[path] = nil } }
+
+    /// The service's own folders, never watched.
+    var excluded: [String] {
+        var paths = [config.serviceArea, config.doneFolder, config.failedFolder]
+        if let e = config.export { paths.append(e.exportFolder) }
+        return paths
+    }
+}

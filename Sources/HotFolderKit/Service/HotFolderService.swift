@@ -1,0 +1,407 @@
+import Foundation
+import Glibc
+import Synchronization
+
+public struct ServiceError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The engine: watches every configured drop folder and runs each document that
+/// lands through the pipeline to its destinations. A host embeds it (seed 004):
+/// `start()`, then `stop()`; the `hotfolder` executable is one such host.
+public final class HotFolderService: @unchecked Sendable {
+    public let configuration: ServiceConfiguration
+    let log: Logger
+    weak var delegate: (any HotFolderDelegate)?
+    let pool: WorkerPool
+    private let runtimes = Mutex<[String: FolderRuntime]>([:])
+    private let stopped = DispatchSemaphore(value: 0)
+    private let timers = DispatchQueue(label: "hotfolder.timers")
+    private let state = Mutex(State())
+
+    private struct State {
+        var stopping = false
+    }
+
+    // Set once in start(), cancelled in stop().
+    private var rescanTimer: DispatchSourceTimer?
+
+    /// Safety rescan interval: catches whatever events missed.
+    public var rescanInterval: Double = 300
+
+    public init(configuration: ServiceConfiguration, delegate: (any HotFolderDelegate)? = nil, logToStandardError: Bool = true) {
+        self.configuration = configuration
+        self.delegate = delegate
+        self.log = Logger(level: configuration.logLevel, delegate: delegate, toStandardError: logToStandardError)
+        self.pool = WorkerPool(size: configuration.workers)
+    }
+
+    // MARK: - lifecycle
+
+    /// Opens every folder, resumes the jobs an earlier run left, and starts
+    /// watching. Returns at once; work happens on the service's threads.
+    public func start() {
+        for folder in configuration.folders {
+            startFolder(folder)
+        }
+        let timer = DispatchSource.makeTimerSource(queue: timers)
+        timer.schedule(deadline: .now() + rescanInterval, repeating: rescanInterval, leeway: .seconds(5))
+        timer.setEventHandler { [weak self] in self?.rescanAll() }
+        timer.resume()
+        rescanTimer = timer
+    }
+
+    /// Runs until `stop()`.
+    public func run() {
+        start()
+        stopped.wait()
+    }
+
+    /// Stops watching and lets queued jobs finish; jobs not finished stay in
+    /// their journals and resume on the next start.
+    public func stop() {
+        let already = state.withLock { s -> Bool in
+            defer { s.stopping = true }
+            return s.stopping
+        }
+        guard !already else { return }
+        rescanTimer?.cancel()
+        for runtime in runtimes.withLock({ Array($0.values) }) {
+            if let token = runtime.hubToken.withLock({ $0 }) { InotifyHub.shared.remove(token) }
+            runtime.settler.cancel()
+        }
+        pool.shutdown()
+        stopped.signal()
+    }
+
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// Jobs queued or running (for tests and status).
+    public var pendingJobs: Int { pool.pending }
+
+    private func startFolder(_ folder: FolderConfiguration) {
+        let name = folder.name
+        let settler = Settler(
+            settle: folder.settle, label: name,
+            onReady: { [weak self] candidate in self?.enqueue(candidate, folder: name) },
+            onEvent: { [weak self] event in self?.watchEvent(event, folder: name) },
+            onProblem: { [weak self] message in self?.log.log(.error, message, folder: name) })
+        let runtime: FolderRuntime
+        do {
+            runtime = try FolderRuntime(config: folder, settler: settler)
+        } catch {
+            log.log(.error, "cannot open the drop folder: \(error); retrying every 5 s until it is there", folder: name)
+            timers.asyncAfter(deadline: .now() + 5) { [weak self] in
+                guard let self, !self.isStopping else { return }
+                self.startFolder(folder)
+            }
+            return
+        }
+        runtimes.withLock { $0[name] = runtime }
+        recover(runtime)
+        let token = InotifyHub.shared.add(.init(
+            root: folder.path, recursive: folder.recursive, excluded: runtime.excluded,
+            rules: IgnoreRules(ignore: folder.ignore, include: folder.include), sink: settler))
+        runtime.hubToken.withLock { $0 = token }
+        var how = "inotify, settle \(Self.format(folder.settle))"
+        if folder.recursive { how += ", with subfolders" }
+        let targets = folder.destinations.map { d in
+            d.destination == .export ? "export to \(d.exportFolder)" : "print on \(d.printer ?? "the default printer")"
+        }
+        log.log(.info, "watching \(folder.path) (\(how)); \(targets.joined(separator: ", "))", folder: name)
+    }
+
+    private func watchEvent(_ event: WatchEvent, folder: String) {
+        switch event {
+        case .folderGone(let path):
+            log.log(.warning, "the drop folder \(path) is gone; waiting for it to come back (nothing is failed for it)", folder: folder)
+            guard let runtime = runtimes.withLock({ $0.removeValue(forKey: folder) }) else { return }
+            if let token = runtime.hubToken.withLock({ $0 }) { InotifyHub.shared.remove(token) }
+            runtime.settler.cancel()
+            timers.asyncAfter(deadline: .now() + 5) { [weak self] in
+                guard let self, !self.isStopping else { return }
+                self.startFolder(runtime.config)
+            }
+        case .overflow:
+            log.log(.warning, "inotify queue overflowed; rescanning the folder", folder: folder)
+        default:
+            break
+        }
+    }
+
+    private func rescanAll() {
+        for runtime in runtimes.withLock({ Array($0.values) }) {
+            if let token = runtime.hubToken.withLock({ $0 }) { InotifyHub.shared.rescan(token) }
+        }
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(Int(seconds * 1000)) ms"
+    }
+
+    // MARK: - jobs
+
+    private func enqueue(_ candidate: Candidate, folder: String) {
+        guard !isStopping else { return }
+        pool.submit { [weak self] in
+            guard let self, let runtime = self.runtimes.withLock({ $0[folder] }) else { return }
+            self.claimAndRun(candidate, runtime)
+        }
+    }
+
+    private func claimAndRun(_ candidate: Candidate, _ runtime: FolderRuntime) {
+        let folder = runtime.config
+        let relative = candidate.directory == folder.path ? "" : String(candidate.directory.dropFirst(folder.path.count + 1))
+        let source: Directory
+        do {
+            source = relative.isEmpty ? runtime.drop : try Directory(path: candidate.directory)
+        } catch {
+            log.log(.debug, "\(candidate.path) is gone before it could be claimed: \(error)", folder: folder.name)
+            return
+        }
+        let claimed: JobFolder.ClaimResult
+        do {
+            claimed = try JobFolder.claim(candidate.name, from: source, relativeFolder: relative, into: runtime.jobs)
+        } catch {
+            log.log(.error, "cannot claim \(candidate.path): \(error); it stays where it is and is retried by the next scan", folder: folder.name)
+            return
+        }
+        guard case .claimed(let job) = claimed else {
+            log.log(.debug, "\(candidate.path) vanished before it was claimed (taken by another instance or removed)", folder: folder.name)
+            return
+        }
+        log.log(.info, "claimed \(relative.isEmpty ? candidate.name : relative + "/" + candidate.name)", folder: folder.name, job: job.id)
+        run(job, runtime, attempt: 0)
+    }
+
+    /// Runs a claimed job from wherever its journal says it stands.
+    @discardableResult
+    func run(_ job: JobFolder, _ runtime: FolderRuntime, attempt: Int) -> JobOutcome? {
+        let folder = runtime.config
+        var result: PipelineResult
+        if let generated = job.journal.last(.generated)?.result,
+           generated.outputs.allSatisfy({ job.output.exists($0.file) || job.journal.last(.exported, destination: $0.destination) != nil || job.journal.last(.exporting, destination: $0.destination) != nil }) {
+            result = generated
+        } else {
+            // Leftovers of an interrupted generation are redone from the original.
+            for entry in (try? job.output.entries()) ?? [] { try? job.output.remove(entry.name) }
+            do {
+                result = try Pipeline(folder: folder, job: job).run()
+            } catch {
+                return handle(error, job, runtime, warnings: [], attempt: attempt)
+            }
+            var record = JournalRecord(.generated)
+            record.result = result
+            do { try job.journal.append(record) } catch {
+                return handle(JobFailure(.generate, "cannot write the job journal: \(error)", remedy: "Check free space in \(folder.serviceArea).", transient: true), job, runtime, warnings: result.warnings, attempt: attempt)
+            }
+            for warning in result.warnings { log.log(.warning, warning, folder: folder.name, job: job.id) }
+        }
+        let values = Pipeline(folder: folder, job: job).templateValues(result.facts)
+        var delivered: [String] = []
+        for output in result.outputs {
+            guard let sharing = folder.destinations.first(where: { $0.destination == output.destination }) else { continue }
+            do throws(JobFailure) {
+                switch output.destination {
+                case .export:
+                    let exportFolder: Directory
+                    do { exportFolder = try runtime.outputFolder(sharing.exportFolder) } catch {
+                        throw JobFailure(.export, "cannot open the export folder: \(error)", remedy: "Create \(sharing.exportFolder) or make it writable for the service; the document waits and is retried.", transient: true)
+                    }
+                    let name = try ExportDestination(sharing: sharing, folder: exportFolder).deliver(output, job: job, values: values)
+                    delivered.append(exportFolder.child(name))
+                    log.log(.info, "exported \(name) (\(output.format.rawValue), pages \(output.pages), annotations \(output.annotations.rawValue))", folder: folder.name, job: job.id)
+                case .print:
+                    throw JobFailure(.print, "printing is not available in this build", remedy: "Remove the print settings from the folder.")
+                }
+            } catch {
+                if error.transient { runtime.forget(sharing.exportFolder) }
+                return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
+            }
+        }
+        do {
+            let now = try finish(job, runtime)
+            let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: delivered, failure: nil, warnings: result.warnings)
+            log.log(.info, "done: \(job.originalName) → \(now ?? "deleted")", folder: folder.name, job: job.id)
+            delegate?.hotFolder(finished: outcome)
+            return outcome
+        } catch {
+            return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
+        }
+    }
+
+    /// A transient fault parks the job and retries it with backoff; any other
+    /// failure sends the original to failed/ with its reason.
+    private func handle(_ failure: JobFailure, _ job: JobFolder, _ runtime: FolderRuntime, warnings: [String], attempt: Int) -> JobOutcome? {
+        let folder = runtime.config
+        if failure.transient && !isStopping {
+            let reason = failure.description
+            let changed = runtime.waitingReasons.withLock { reasons -> Bool in
+                defer { reasons[job.id] = reason }
+                return reasons[job.id] != reason
+            }
+            if changed {
+                log.log(.warning, "\(job.originalName) waits: \(reason). \(failure.remedy)", folder: folder.name, job: job.id)
+            }
+            let delay = min(60, 0.5 * pow(2, Double(min(attempt, 8))))
+            timers.asyncAfter(deadline: .now() + delay) { [weak self] in
+                guard let self, !self.isStopping else { return }
+                self.pool.submit { self.run(job, runtime, attempt: attempt + 1) }
+            }
+            return nil
+        }
+        if failure.transient { return nil } // stopping: stays journaled for the next start
+        runtime.waitingReasons.withLock { $0[job.id] = nil }
+        log.log(.error, "failed: \(job.originalName): \(failure.description). \(failure.remedy)", folder: folder.name, job: job.id)
+        let now = moveToFailed(job, runtime, failure: failure, warnings: warnings)
+        let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: [], failure: failure, warnings: warnings)
+        delegate?.hotFolder(finished: outcome)
+        return outcome
+    }
+
+    /// Moves the original to done/ (or deletes it) and removes the job folder.
+    private func finish(_ job: JobFolder, _ runtime: FolderRuntime) throws(JobFailure) -> String? {
+        let folder = runtime.config
+        var record = JournalRecord(.finished)
+        var now: String?
+        do {
+            if folder.afterSuccess == .delete {
+                try job.input.remove(job.originalName)
+            } else {
+                let done = try runtime.outputFolder(folder.doneFolder)
+                let name = try Self.moveNumbered(job.originalName, from: job.input, to: done)
+                try done.sync()
+                record.name = name
+                now = done.child(name)
+            }
+            try job.journal.append(record)
+        } catch {
+            throw JobFailure(.finish, "the document was delivered, but the original cannot be moved to \(folder.doneFolder): \(error)",
+                             remedy: "Make the done folder writable for the service; the move is retried and nothing is delivered twice.", transient: true)
+        }
+        try? runtime.jobs.removeTree(job.id)
+        return now
+    }
+
+    private func moveToFailed(_ job: JobFolder, _ runtime: FolderRuntime, failure: JobFailure, warnings: [String]) -> String? {
+        let folder = runtime.config
+        var record = JournalRecord(.failing)
+        record.failure = failure
+        do {
+            let failed = try runtime.outputFolder(folder.failedFolder)
+            let name = try Self.moveNumbered(job.originalName, from: job.input, to: failed)
+            record.name = name
+            try? job.journal.append(record)
+            try Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: job.originalName, folder: folder, job: job.id, failure: failure, warnings: warnings))
+            try failed.sync()
+            try? runtime.jobs.removeTree(job.id)
+            return failed.child(name)
+        } catch {
+            log.log(.error, "cannot move \(job.originalName) to \(folder.failedFolder): \(error); it stays safe in \(runtime.jobs.child(job.id)) and is retried at the next start", folder: folder.name, job: job.id)
+            return nil
+        }
+    }
+
+    static func writeErrorFile(for name: String, in folder: Directory, text: String) throws(SystemError) {
+        let temporary = ".\(name).error.tmp"
+        try? folder.remove(temporary)
+        let file = try folder.createFile(temporary, mode: 0o644)
+        try file.write(Array(text.utf8))
+        try file.sync()
+        try folder.move(temporary, to: folder, as: name + ".error.txt", mode: .replace)
+    }
+
+    /// Moves `name` into `target`, as `name (2)` etc. when taken; never overwrites.
+    static func moveNumbered(_ name: String, from source: Directory, to target: Directory) throws(SystemError) -> String {
+        var n = 1
+        while true {
+            let candidate = n == 1 ? name : FileNameSanitizer.numbered(name, n)
+            do {
+                try source.move(name, to: target, as: candidate, mode: .noReplace)
+                return candidate
+            } catch {
+                guard error.errno == EEXIST, n < 100_000 else { throw error }
+                n += 1
+            }
+        }
+    }
+
+    // MARK: - recovery
+
+    /// Resumes every job an earlier run left in the folder's service area.
+    private func recover(_ runtime: FolderRuntime) {
+        guard let entries = try? runtime.jobs.entries() else { return }
+        for entry in entries where entry.isDirectory {
+            guard let job = JobFolder.reopen(id: entry.name, in: runtime.jobs) else {
+                // No original left: the job had finished (or never got its file).
+                if let dir = try? runtime.jobs.subdirectory(entry.name) {
+                    let records = Journal.read(dir)
+                    if let failing = records.last(where: { $0.event == .failing }), let name = failing.name, let failure = failing.failure,
+                       let failed = try? runtime.outputFolder(runtime.config.failedFolder), !failed.exists(name + ".error.txt") {
+                        try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: entry.name, failure: failure, warnings: []))
+                    }
+                }
+                try? runtime.jobs.removeTree(entry.name)
+                continue
+            }
+            log.log(.info, "resuming \(job.originalName) from an earlier run (last step: \(job.journal.records.last?.event.rawValue ?? "claimed"))", folder: runtime.config.name, job: job.id)
+            pool.submit { [weak self] in self?.run(job, runtime, attempt: 0) }
+        }
+    }
+
+    // MARK: - one-shot
+
+    /// Runs the pipeline and the outcomes on one file without watching
+    /// (`hotfolder process`). The file is claimed into the folder's service area
+    /// like a dropped one, and ends in done/ or failed/.
+    public func process(file path: String, folder name: String) throws(ServiceError) -> JobOutcome {
+        guard let folder = configuration.folder(named: name) else { throw ServiceError("no folder named \(name) in \(configuration.file)") }
+        let runtime: FolderRuntime
+        do {
+            runtime = try runtimes.withLock { $0[name] } ?? FolderRuntime(config: folder, settler: Settler(settle: 0, label: name, onReady: { _ in }))
+        } catch {
+            throw ServiceError("cannot open the drop folder of \(name): \(error)")
+        }
+        runtimes.withLock { $0[name] = runtime }
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let directory = (absolute as NSString).deletingLastPathComponent
+        let fileName = (absolute as NSString).lastPathComponent
+        let job: JobFolder
+        do {
+            let source = try Directory(path: directory)
+            do {
+                guard case .claimed(let j) = try JobFolder.claim(fileName, from: source, relativeFolder: "", into: runtime.jobs) else {
+                    throw ServiceError("\(path): no such file")
+                }
+                job = j
+            } catch let error as SystemError where error.errno == EXDEV {
+                job = try Self.claimByCopy(fileName, from: source, into: runtime.jobs)
+            }
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw ServiceError("cannot take \(path): \(error)")
+        }
+        return run(job, runtime, attempt: Int.max / 2) ?? JobOutcome(
+            folder: name, job: job.id, original: fileName, originalNow: nil, delivered: [],
+            failure: JobFailure(.export, "a destination is unavailable; the document is kept in \(runtime.jobs.child(job.id)) and processed by the running service", remedy: "Fix the destination and start the service."), warnings: [])
+    }
+
+    /// Claims a file from another file system: copy into the job, then remove the source.
+    static func claimByCopy(_ name: String, from source: Directory, into jobs: Directory) throws -> JobFolder {
+        let id = JobFolder.newID()
+        let directory = try jobs.subdirectory(id, create: true)
+        let job = try JobFolder(id: id, directory: directory, originalName: name)
+        let input = try source.openForReading(name)
+        let copy = try job.input.createFile(name)
+        try copy.copyContents(of: input)
+        try copy.sync()
+        var record = JournalRecord(.claimed)
+        record.name = name
+        try job.journal.append(record)
+        try source.remove(name)
+        return job
+    }
+}

@@ -4,7 +4,7 @@ import Foundation
 /// step's effect, so a restarted service knows where every job stood.
 public struct JournalRecord: Sendable, Codable, Equatable {
     public enum Event: String, Sendable, Codable {
-        case claimed, generated, exporting, exported, printSubmitting, printSubmitted, printed, finished, failing
+        case claimed, generated, exporting, exported, printSubmitting, printSubmitted, printed, printFailed, finished, failing
     }
 
     public var event: Event

@@ -14,9 +14,13 @@ final class FolderRuntime: @unchecked Sendable {
     /// The last reason each job waits, so a retry logs a reason once, not every time.
     let waitingReasons = Mutex<[String: String]>([:])
 
-    init(config: FolderConfiguration, settler: Settler) throws(SystemError) {
+    /// The print destination's printer state, shared by the folder's jobs.
+    let printer: PrinterAvailability?
+
+    init(config: FolderConfiguration, settler: Settler, cupsServer: String?) throws(SystemError) {
         self.config = config
         self.settler = settler
+        printer = config.print.map { PrinterAvailability(client: CUPSClient(server: cupsServer), queue: $0.printer) }
         drop = try Directory(path: config.path)
         let area = try drop.subdirectory(FolderConfiguration.serviceAreaName, create: true, mode: 0o750)
         jobs = try area.subdirectory("jobs", create: true, mode: 0o750)

@@ -18,6 +18,9 @@ public final class HotFolderService: @unchecked Sendable {
     let pool: WorkerPool
     private let runtimes = Mutex<[String: FolderRuntime]>([:])
     private let stopped = DispatchSemaphore(value: 0)
+    let tracker = PrintTracker()
+    /// One-shot callers waiting for a job that parked (a print being followed).
+    private let outcomeWaiters = Mutex<[String: @Sendable (JobOutcome) -> Void]>([:])
     private let timers = DispatchQueue(label: "hotfolder.timers")
     private let state = Mutex(State())
 
@@ -72,6 +75,7 @@ public final class HotFolderService: @unchecked Sendable {
             if let token = runtime.hubToken.withLock({ $0 }) { InotifyHub.shared.remove(token) }
             runtime.settler.cancel()
         }
+        tracker.stopAll()
         pool.shutdown()
         stopped.signal()
     }
@@ -90,7 +94,7 @@ public final class HotFolderService: @unchecked Sendable {
             onProblem: { [weak self] message in self?.log.log(.error, message, folder: name) })
         let runtime: FolderRuntime
         do {
-            runtime = try FolderRuntime(config: folder, settler: settler)
+            runtime = try FolderRuntime(config: folder, settler: settler, cupsServer: configuration.cupsServer)
         } catch {
             log.log(.error, "cannot open the drop folder: \(error); retrying every 5 s until it is there", folder: name)
             timers.asyncAfter(deadline: .now() + 5) { [weak self] in
@@ -100,6 +104,7 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         runtimes.withLock { $0[name] = runtime }
+        observePrinter(runtime)
         recover(runtime)
         let token = InotifyHub.shared.add(.init(
             root: folder.path, recursive: folder.recursive, excluded: runtime.excluded,
@@ -214,7 +219,22 @@ public final class HotFolderService: @unchecked Sendable {
                     delivered.append(exportFolder.child(name))
                     log.log(.info, "exported \(name) (\(output.format.rawValue), pages \(output.pages), annotations \(output.annotations.rawValue))", folder: folder.name, job: job.id)
                 case .print:
-                    throw JobFailure(.print, "printing is not available in this build", remedy: "Remove the print settings from the folder.")
+                    guard let printer = runtime.printer else { continue }
+                    let destination = PrintDestination(sharing: sharing, availability: printer, tracker: tracker)
+                    let delivery = try destination.deliver(
+                        output, job: job, values: values,
+                        resume: { [weak self] in
+                            guard let self else { return }
+                            self.pool.submit { self.run(job, runtime, attempt: 0) }
+                        },
+                        waiting: { [weak self] why in self?.noteWaiting(job, runtime, why) })
+                    switch delivery {
+                    case .printed(let what):
+                        delivered.append(what)
+                        log.log(.info, "printed as CUPS job \(what) (pages \(output.pages), annotations \(output.annotations.rawValue))", folder: folder.name, job: job.id)
+                    case .parked:
+                        return nil
+                    }
                 }
             } catch {
                 if error.transient { runtime.forget(sharing.exportFolder) }
@@ -225,10 +245,43 @@ public final class HotFolderService: @unchecked Sendable {
             let now = try finish(job, runtime)
             let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: delivered, failure: nil, warnings: result.warnings)
             log.log(.info, "done: \(job.originalName) → \(now ?? "deleted")", folder: folder.name, job: job.id)
-            delegate?.hotFolder(finished: outcome)
+            report(outcome)
             return outcome
         } catch {
             return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
+        }
+    }
+
+    private func report(_ outcome: JobOutcome) {
+        runtimes.withLock { $0[outcome.folder] }?.waitingReasons.withLock { $0[outcome.job] = nil }
+        delegate?.hotFolder(finished: outcome)
+        if let waiter = outcomeWaiters.withLock({ $0.removeValue(forKey: outcome.job) }) { waiter(outcome) }
+    }
+
+    /// Logs why a job waits, once per change of reason.
+    private func noteWaiting(_ job: JobFolder, _ runtime: FolderRuntime, _ why: String?) {
+        let changed = runtime.waitingReasons.withLock { reasons -> Bool in
+            defer { reasons[job.id] = why }
+            return reasons[job.id] != why
+        }
+        if changed, let why {
+            log.log(.info, "\(job.originalName) waits: \(why)", folder: runtime.config.name, job: job.id)
+        }
+    }
+
+    /// The printer's availability is logged when it changes, not per document.
+    private func observePrinter(_ runtime: FolderRuntime) {
+        guard let printer = runtime.printer else { return }
+        let folder = runtime.config.name
+        printer.observe { [weak self] state in
+            switch state {
+            case .available:
+                self?.log.log(.info, "the printer is available; waiting documents print now", folder: folder)
+            case .unavailable(let why):
+                self?.log.log(.warning, "printing paused, documents wait: \(why)", folder: folder)
+            case .unknown:
+                break
+            }
         }
     }
 
@@ -257,7 +310,7 @@ public final class HotFolderService: @unchecked Sendable {
         log.log(.error, "failed: \(job.originalName): \(failure.description). \(failure.remedy)", folder: folder.name, job: job.id)
         let now = moveToFailed(job, runtime, failure: failure, warnings: warnings)
         let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: [], failure: failure, warnings: warnings)
-        delegate?.hotFolder(finished: outcome)
+        report(outcome)
         return outcome
     }
 
@@ -360,7 +413,7 @@ public final class HotFolderService: @unchecked Sendable {
         guard let folder = configuration.folder(named: name) else { throw ServiceError("no folder named \(name) in \(configuration.file)") }
         let runtime: FolderRuntime
         do {
-            runtime = try runtimes.withLock { $0[name] } ?? FolderRuntime(config: folder, settler: Settler(settle: 0, label: name, onReady: { _ in }))
+            runtime = try runtimes.withLock { $0[name] } ?? FolderRuntime(config: folder, settler: Settler(settle: 0, label: name, onReady: { _ in }), cupsServer: configuration.cupsServer)
         } catch {
             throw ServiceError("cannot open the drop folder of \(name): \(error)")
         }
@@ -384,9 +437,21 @@ public final class HotFolderService: @unchecked Sendable {
         } catch {
             throw ServiceError("cannot take \(path): \(error)")
         }
-        return run(job, runtime, attempt: Int.max / 2) ?? JobOutcome(
-            folder: name, job: job.id, original: fileName, originalNow: nil, delivered: [],
-            failure: JobFailure(.export, "a destination is unavailable; the document is kept in \(runtime.jobs.child(job.id)) and processed by the running service", remedy: "Fix the destination and start the service."), warnings: [])
+        let finished = DispatchSemaphore(value: 0)
+        let result = Mutex<JobOutcome?>(nil)
+        outcomeWaiters.withLock { $0[job.id] = { outcome in
+            result.withLock { $0 = outcome }
+            finished.signal()
+        } }
+        if let outcome = run(job, runtime, attempt: 0) {
+            outcomeWaiters.withLock { $0[job.id] = nil }
+            return outcome
+        }
+        // Parked: a print being followed, or a destination that is unavailable
+        // for now. The one-shot waits like the service would.
+        log.log(.info, "waiting for \(fileName) to be delivered", folder: name, job: job.id)
+        finished.wait()
+        return result.withLock { $0 } ?? JobOutcome(folder: name, job: job.id, original: fileName, originalNow: nil, delivered: [], failure: nil, warnings: [])
     }
 
     /// Claims a file from another file system: copy into the job, then remove the source.

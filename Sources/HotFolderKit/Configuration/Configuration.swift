@@ -39,7 +39,16 @@ public struct ServiceConfiguration: Sendable {
     public var workers = 2
     public var logLevel: LogLevel = .info
     public var cupsServer: String?
+    /// Names this service among several on one shared folder (default: the host name).
+    public var instance: String = ServiceConfiguration.defaultInstance
     public var folders: [FolderConfiguration] = []
+
+    public static var defaultInstance: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "default" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "default" : name
+    }
 
     public init(file: String) { self.file = file }
 
@@ -119,7 +128,7 @@ struct ConfigurationLoader {
 
     // MARK: - [service]
 
-    static let serviceKeys = ["workers", "log-level", "cups-server"]
+    static let serviceKeys = ["workers", "log-level", "cups-server", "instance"]
 
     mutating func applyService(_ section: INIFile.Section, to config: inout ServiceConfiguration) {
         var seen: [String: Int] = [:]
@@ -140,6 +149,13 @@ struct ConfigurationLoader {
                 }
             case "cups-server":
                 config.cupsServer = entry.value.isEmpty ? nil : entry.value
+            case "instance":
+                if !entry.value.isEmpty, entry.value.count <= 64, !entry.value.hasPrefix("."),
+                   entry.value.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
+                    config.instance = entry.value
+                } else {
+                    problem(entry.line, "instance must be 1-64 letters, digits, - _ or . (not starting with .), not \"\(entry.value)\"")
+                }
             default:
                 problem(entry.line, "unknown key \(entry.key) in [service]\(Spelling.suggestion(for: entry.key, among: Self.serviceKeys))")
             }

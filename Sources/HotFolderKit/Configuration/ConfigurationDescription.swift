@@ -2,7 +2,7 @@ extension ServiceConfiguration {
     /// The resolved configuration, as `hotfolder check` prints it: every key
     /// with the value in force, defaults included.
     public var resolvedDescription: String {
-        var lines = ["# \(file)", "[service]", "workers = \(workers)", "log-level = \(logLevel.rawValue)"]
+        var lines = ["# \(file)", "[service]", "workers = \(workers)", "log-level = \(logLevel.rawValue)", "instance = \(instance)"]
         lines.append("cups-server = \(cupsServer ?? "(CUPS_SERVER or the libcups default)")")
         for f in folders {
             lines.append("")

@@ -8,10 +8,11 @@ struct ExportDestination {
     let sharing: SharingConfiguration
     let folder: Directory
 
-    /// Delivers `output` and returns the final file name.
-    func deliver(_ output: StagedOutput, job: JobFolder, values: [NameTemplate.Placeholder: String]) throws(JobFailure) -> String {
+    /// Delivers `output` and returns the final file name, and whether it was
+    /// delivered now (false: an earlier run had delivered it).
+    func deliver(_ output: StagedOutput, job: JobFolder, values: [NameTemplate.Placeholder: String]) throws(JobFailure) -> (name: String, now: Bool) {
         if let done = job.journal.last(.exported, destination: .export), let name = done.name {
-            return name // delivered before a restart
+            return (name, false)
         }
         let finalName = FileNameSanitizer.fileName(rendered: sharing.name.render(values), ext: output.ext)
         let temporary = ".hf-\(job.id).tmp"
@@ -21,7 +22,7 @@ struct ExportDestination {
                 // The rename into place happened before the restart; only its record is missing.
                 let name = resumed.name ?? finalName
                 try record(.exported, name: name, job: job)
-                return name
+                return (name, false)
             }
             if !folder.exists(temporary) {
                 try stage(output.file, from: job.output, as: temporary)
@@ -34,7 +35,7 @@ struct ExportDestination {
             let placed = try place(temporary, as: finalName)
             try folder.sync()
             try record(.exported, name: placed, job: job)
-            return placed
+            return (placed, true)
         } catch let failure as JobFailure {
             throw failure
         } catch let error as SystemError {

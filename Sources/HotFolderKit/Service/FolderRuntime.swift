@@ -17,13 +17,24 @@ final class FolderRuntime: @unchecked Sendable {
     /// The print destination's printer state, shared by the folder's jobs.
     let printer: PrinterAvailability?
 
-    init(config: FolderConfiguration, settler: Settler, cupsServer: String?) throws(SystemError) {
+    /// Held while this instance serves the folder: a second service with the
+    /// same instance name would resume the first one's jobs as its own.
+    private let lock: FileDescriptor
+
+    init(config: FolderConfiguration, settler: Settler, service: ServiceConfiguration) throws(SystemError) {
         self.config = config
         self.settler = settler
-        printer = config.print.map { PrinterAvailability(client: CUPSClient(server: cupsServer), queue: $0.printer) }
+        printer = config.print.map { PrinterAvailability(client: CUPSClient(server: service.cupsServer), queue: $0.printer) }
         drop = try Directory(path: config.path)
         let area = try drop.subdirectory(FolderConfiguration.serviceAreaName, create: true, mode: 0o750)
-        jobs = try area.subdirectory("jobs", create: true, mode: 0o750)
+        // Each instance (one per machine on a shared folder) has its own jobs:
+        // claiming is a rename into them, so no two instances own one file.
+        let own = try area.subdirectory(service.instance, create: true, mode: 0o750)
+        lock = try own.openForAppending("lock")
+        guard flock(lock.rawValue, LOCK_EX | LOCK_NB) == 0 else {
+            throw SystemError("lock (another hotfolder with instance \"\(service.instance)\" serves this folder)", path: own.child("lock"))
+        }
+        jobs = try own.subdirectory("jobs", create: true, mode: 0o750)
     }
 
     /// Opens (creating when missing) one of the folder's output folders.

@@ -16,7 +16,7 @@ public enum FolderStatus {
                 IgnoreRules(ignore: folder.ignore, include: folder.include).reasonToSkip(file: name) == nil &&
                     !fm.fileExists(atPath: folder.path + "/" + name + "/.")
             }
-            let jobs = (try? fm.contentsOfDirectory(atPath: folder.serviceArea + "/jobs")) ?? []
+            let jobs = (try? fm.contentsOfDirectory(atPath: folder.serviceArea + "/" + configuration.instance + "/jobs")) ?? []
             let failed = ((try? fm.contentsOfDirectory(atPath: folder.failedFolder)) ?? []).filter { $0.hasSuffix(".error.txt") }
             lines.append("  waiting to settle or be claimed: \(waiting.count)")
             lines.append("  claimed and in progress: \(jobs.count)")

@@ -94,7 +94,7 @@ public final class HotFolderService: @unchecked Sendable {
             onProblem: { [weak self] message in self?.log.log(.error, message, folder: name) })
         let runtime: FolderRuntime
         do {
-            runtime = try FolderRuntime(config: folder, settler: settler, cupsServer: configuration.cupsServer)
+            runtime = try FolderRuntime(config: folder, settler: settler, service: configuration)
         } catch {
             log.log(.error, "cannot open the drop folder: \(error); retrying every 5 s until it is there", folder: name)
             timers.asyncAfter(deadline: .now() + 5) { [weak self] in
@@ -215,9 +215,11 @@ public final class HotFolderService: @unchecked Sendable {
                     do { exportFolder = try runtime.outputFolder(sharing.exportFolder) } catch {
                         throw JobFailure(.export, "cannot open the export folder: \(error)", remedy: "Create \(sharing.exportFolder) or make it writable for the service; the document waits and is retried.", transient: true)
                     }
-                    let name = try ExportDestination(sharing: sharing, folder: exportFolder).deliver(output, job: job, values: values)
+                    let (name, now) = try ExportDestination(sharing: sharing, folder: exportFolder).deliver(output, job: job, values: values)
                     delivered.append(exportFolder.child(name))
-                    log.log(.info, "exported \(name) (\(output.format.rawValue), pages \(output.pages), annotations \(output.annotations.rawValue))", folder: folder.name, job: job.id)
+                    if now {
+                        log.log(.info, "exported \(name) (\(output.format.rawValue), pages \(output.pages), annotations \(output.annotations.rawValue))", folder: folder.name, job: job.id)
+                    }
                 case .print:
                     guard let printer = runtime.printer else { continue }
                     let destination = PrintDestination(sharing: sharing, availability: printer, tracker: tracker)
@@ -273,10 +275,17 @@ public final class HotFolderService: @unchecked Sendable {
     private func observePrinter(_ runtime: FolderRuntime) {
         guard let printer = runtime.printer else { return }
         let folder = runtime.config.name
+        let previous = Mutex(PrinterAvailability.State.unknown)
         printer.observe { [weak self] state in
+            let before = previous.withLock { p -> PrinterAvailability.State in
+                defer { p = state }
+                return p
+            }
             switch state {
             case .available:
-                self?.log.log(.info, "the printer is available; waiting documents print now", folder: folder)
+                if case .unavailable = before {
+                    self?.log.log(.info, "the printer is available again; waiting documents print now", folder: folder)
+                }
             case .unavailable(let why):
                 self?.log.log(.warning, "printing paused, documents wait: \(why)", folder: folder)
             case .unknown:
@@ -413,7 +422,7 @@ public final class HotFolderService: @unchecked Sendable {
         guard let folder = configuration.folder(named: name) else { throw ServiceError("no folder named \(name) in \(configuration.file)") }
         let runtime: FolderRuntime
         do {
-            runtime = try runtimes.withLock { $0[name] } ?? FolderRuntime(config: folder, settler: Settler(settle: 0, label: name, onReady: { _ in }), cupsServer: configuration.cupsServer)
+            runtime = try runtimes.withLock { $0[name] } ?? FolderRuntime(config: folder, settler: Settler(settle: 0, label: name, onReady: { _ in }), service: configuration)
         } catch {
             throw ServiceError("cannot open the drop folder of \(name): \(error)")
         }

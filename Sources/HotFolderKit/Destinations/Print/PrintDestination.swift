@@ -90,8 +90,8 @@ struct PrintDestination {
         let queue = sharing.printer ?? "default"
         tracker.follow(key: job.id, client: client, id: id, deadline: deadline, onProblem: waiting) { ending in
             switch ending {
-            case .completed:
-                try? record(.printed, job: job) { $0.name = "\(queue)#\(id)"; $0.printJob = id }
+            case .completed(let printedOn):
+                try? record(.printed, job: job) { $0.name = "\(printedOn ?? queue)#\(id)"; $0.printJob = id }
             case .failed(let reason):
                 let failure = JobFailure(.print, reason, remedy: "Check the printer and CUPS's log (lpstat -l -p \(queue)); drop the document again to print it.")
                 try? record(.printFailed, job: job) { $0.failure = failure; $0.printJob = id }

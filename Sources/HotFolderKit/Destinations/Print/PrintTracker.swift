@@ -6,7 +6,8 @@ import Synchronization
 /// does nothing at all.
 final class PrintTracker: @unchecked Sendable {
     enum Ending: Sendable {
-        case completed
+        /// Printed; the queue CUPS printed it on.
+        case completed(queue: String?)
         case failed(String)
         /// CUPS no longer knows the job (its history was purged); whether it
         /// printed cannot be told, so it is neither reprinted nor called done.
@@ -81,7 +82,7 @@ final class PrintTracker: @unchecked Sendable {
         let cupsReason = Self.reason(status)
         switch status.state {
         case .completed:
-            return .completed
+            return .completed(queue: status.queue)
         case .cancelled:
             return .failed("CUPS job \(job.id) was cancelled\(cupsReason)")
         case .aborted:

@@ -70,6 +70,23 @@ func loadConfiguration(_ path: String?) -> ServiceConfiguration {
     }
 }
 
+/// This binary, for starting worker processes.
+func ownExecutable() -> String? {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard n > 0 else { return nil }
+    return String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+// Worker mode: generation requests on stdin, answers on stdout (internal).
+if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "worker" {
+    var memoryLimit: Int?
+    if let i = CommandLine.arguments.firstIndex(of: "--memory-limit"), i + 1 < CommandLine.arguments.count {
+        memoryLimit = Int(CommandLine.arguments[i + 1])
+    }
+    exit(WorkerMain.run(memoryLimit: memoryLimit))
+}
+
 let arguments = Arguments(CommandLine.arguments)
 switch arguments.command {
 case "check":
@@ -78,7 +95,7 @@ case "check":
     print("\n# configuration OK: \(config.folders.count) folder\(config.folders.count == 1 ? "" : "s")")
 case "run":
     let config = loadConfiguration(arguments.config)
-    let service = HotFolderService(configuration: config)
+    let service = HotFolderService(configuration: config, workerExecutable: ownExecutable())
     signal(SIGTERM, SIG_IGN)
     signal(SIGINT, SIG_IGN)
     signal(SIGPIPE, SIG_IGN)
@@ -96,7 +113,7 @@ case "process":
     let config = loadConfiguration(arguments.config)
     guard let folder = arguments.folder else { fail("process needs --folder NAME\n\n" + usage, exitUsage) }
     guard !arguments.files.isEmpty else { fail("process needs at least one FILE\n\n" + usage, exitUsage) }
-    let service = HotFolderService(configuration: config)
+    let service = HotFolderService(configuration: config, workerExecutable: ownExecutable())
     var failures = 0
     for file in arguments.files {
         do {

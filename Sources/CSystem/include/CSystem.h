@@ -9,3 +9,11 @@
 int hf_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 ssize_t hf_copy_file_range(int fd_in, off_t *off_in, int fd_out, size_t len);
 #endif
+
+// Starts `path` with `argv` (NULL-terminated) and the current environment;
+// the child's stdin and stdout become stdin_fd and stdout_fd, stderr is
+// inherited, and every other descriptor is closed in the child (the inotify
+// descriptor and the service's files must not leak into workers).
+// Returns 0 and sets *pid, or an errno value.
+int hf_spawn(const char *path, char *const argv[], int stdin_fd, int stdout_fd, pid_t *pid);
+int hf_pipe_cloexec(int fds[2]);

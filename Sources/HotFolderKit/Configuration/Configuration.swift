@@ -8,7 +8,7 @@ public enum LogLevel: String, Sendable, CaseIterable, Comparable {
 }
 
 /// One drop folder and what happens to what lands in it.
-public struct FolderConfiguration: Sendable, Hashable {
+public struct FolderConfiguration: Sendable, Hashable, Codable {
     public var name: String
     public var line: Int = 0
     public var path: String = ""
@@ -42,6 +42,18 @@ public struct ServiceConfiguration: Sendable {
     /// Names this service among several on one shared folder (default: the host name).
     public var instance: String = ServiceConfiguration.defaultInstance
     public var folders: [FolderConfiguration] = []
+    /// Where documents are generated: isolated worker processes (default) or
+    /// in the service's own process.
+    public var generation: GenerationMode = .workers
+    /// Seconds one document may take to generate before its worker is killed.
+    public var jobTimeout: Double = 300
+    /// Address-space limit of a worker process in bytes (nil: none).
+    public var jobMemory: Int? = 2 << 30
+
+    public enum GenerationMode: String, Sendable, CaseIterable {
+        case workers
+        case inProcess = "in-process"
+    }
 
     public static var defaultInstance: String {
         var buffer = [CChar](repeating: 0, count: 256)
@@ -128,7 +140,7 @@ struct ConfigurationLoader {
 
     // MARK: - [service]
 
-    static let serviceKeys = ["workers", "log-level", "cups-server", "instance"]
+    static let serviceKeys = ["workers", "log-level", "cups-server", "instance", "generation", "job-timeout", "job-memory"]
 
     mutating func applyService(_ section: INIFile.Section, to config: inout ServiceConfiguration) {
         var seen: [String: Int] = [:]
@@ -149,6 +161,18 @@ struct ConfigurationLoader {
                 }
             case "cups-server":
                 config.cupsServer = entry.value.isEmpty ? nil : entry.value
+            case "generation":
+                if let g = ServiceConfiguration.GenerationMode(rawValue: entry.value.lowercased()) { config.generation = g } else {
+                    problem(entry.line, "generation must be workers or in-process, not \"\(entry.value)\"")
+                }
+            case "job-timeout":
+                if let d = Self.duration(entry.value), d > 0 { config.jobTimeout = d } else {
+                    problem(entry.line, "job-timeout must be a duration such as 5m, not \"\(entry.value)\"")
+                }
+            case "job-memory":
+                if let size = Self.size(entry.value), size == 0 || size >= 64 << 20 { config.jobMemory = size == 0 ? nil : size } else {
+                    problem(entry.line, "job-memory must be a size of at least 64M such as 512M or 2G (0 for no limit), not \"\(entry.value)\"")
+                }
             case "instance":
                 if !entry.value.isEmpty, entry.value.count <= 64, !entry.value.hasPrefix("."),
                    entry.value.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
@@ -398,6 +422,21 @@ struct ConfigurationLoader {
             if let v = Double(number), v >= 0, v.isFinite { return v * factor }
         }
         if let v = Double(t), v >= 0, v.isFinite { return v }
+        return nil
+    }
+
+    /// `512M`, `2G`, `1024K`, or plain bytes.
+    public static func size(_ s: String) -> Int? {
+        let t = s.trimmingCharacters(in: .whitespaces).uppercased()
+        let units: [(String, Double)] = [("K", 1024), ("M", 1_048_576), ("G", 1_073_741_824), ("T", 1_099_511_627_776)]
+        for (suffix, factor) in units {
+            for spelled in [suffix + "IB", suffix + "B", suffix] where t.hasSuffix(spelled) {
+                if let v = Double(t.dropLast(spelled.count).trimmingCharacters(in: .whitespaces)), v >= 0, v.isFinite, v * factor < 9e18 {
+                    return Int(v * factor)
+                }
+            }
+        }
+        if let v = Int(t.hasSuffix("B") ? String(t.dropLast()) : t), v >= 0 { return v }
         return nil
     }
 

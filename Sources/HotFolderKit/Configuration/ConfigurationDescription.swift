@@ -4,6 +4,9 @@ extension ServiceConfiguration {
     public var resolvedDescription: String {
         var lines = ["# \(file)", "[service]", "workers = \(workers)", "log-level = \(logLevel.rawValue)", "instance = \(instance)"]
         lines.append("cups-server = \(cupsServer ?? "(CUPS_SERVER or the libcups default)")")
+        lines.append("generation = \(generation.rawValue)")
+        lines.append("job-timeout = \(HotFolderService.format(jobTimeout))")
+        lines.append("job-memory = \(jobMemory.map { "\($0 >> 20)M" } ?? "0 (no limit)")")
         for f in folders {
             lines.append("")
             lines.append("[folder \(f.name)]")

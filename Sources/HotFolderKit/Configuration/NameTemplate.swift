@@ -169,3 +169,19 @@ public enum Spelling {
         return best.1 <= limit ? "; did you mean \"\(best.0)\"?" : ""
     }
 }
+
+extension NameTemplate: Codable {
+    public init(from decoder: any Decoder) throws {
+        let source = try decoder.singleValueContainer().decode(String.self)
+        do {
+            try self.init(parsing: source)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.text))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(source)
+    }
+}

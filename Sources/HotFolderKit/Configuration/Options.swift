@@ -149,3 +149,19 @@ public enum PageSelection: Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension PageSelection: Codable {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        switch PageSelection.parseList(text) {
+        case .success(let list) where list.count == 1: self = list[0]
+        case .success: throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "one page selection expected: \(text)"))
+        case .failure(let m): throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: m.text))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

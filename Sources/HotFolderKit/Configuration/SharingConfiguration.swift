@@ -13,7 +13,7 @@ public struct PrintOption: Sendable, Hashable, Codable {
 /// What a folder does with a document for one destination (seed 000's
 /// DocumentSharingConfiguration). Each option category is an allowed set; the
 /// first that survives sanitization is the default.
-public struct SharingConfiguration: Sendable, Hashable {
+public struct SharingConfiguration: Sendable, Hashable, Codable {
     public var destination: DestinationKind
     public var fileFormats: [FileFormat] = [.pdf]
     public var pageSelections: [PageSelection] = [.all]

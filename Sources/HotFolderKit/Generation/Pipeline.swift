@@ -132,6 +132,7 @@ public struct Pipeline {
                 try document.generate(pages: indexes.count == facts.pages ? nil : indexes, annotations: options.annotations.mode, title: title, output: output)
                 try output.sync()
             } catch let error as PDFError {
+                if error.kind == .outOfMemory { throw Self.outOfMemory }
                 throw JobFailure(.generate, "the PDF engine could not write the result: \(error.message)", remedy: "Open the document in a PDF viewer, save or print it to a new PDF, and drop that.")
             } catch let error as SystemError {
                 throw JobFailure(.generate, "cannot write the result: \(error)", remedy: "Check free space and permissions of \(folder.serviceArea).", transient: error.isTransient)
@@ -222,11 +223,15 @@ public struct Pipeline {
     }
 
     static func damaged(_ error: PDFError) -> JobFailure {
+        if error.kind == .outOfMemory { return outOfMemory }
         if case .system(let e) = error.kind {
             return JobFailure(.open, "cannot read the file: \(String(cString: strerror(e)))", remedy: "Drop the file again.", transient: true)
         }
         return JobFailure(.open, "the PDF is damaged beyond repair: \(error.message)", remedy: "Open it in a PDF viewer and save or print it to a new PDF, then drop that.")
     }
+
+    static let outOfMemory = JobFailure(.generate, "the document needs more memory than a worker may use (job-memory)",
+                                        remedy: "Simplify the document (print it to a new PDF), or raise [service] job-memory if such documents are expected.")
 
     static func notAPDF(_ type: ContentType, name: String) -> JobFailure {
         switch type {

@@ -67,6 +67,13 @@ public final class JobFolder: @unchecked Sendable {
         return try? JobFolder(id: id, directory: directory, originalName: name)
     }
 
+    /// Opens a job folder by path (in a worker process).
+    public static func open(path: String, originalName: String) throws(SystemError) -> JobFolder {
+        let directory = try Directory(path: path)
+        let id = (path as NSString).lastPathComponent
+        return try JobFolder(id: id, directory: directory, originalName: originalName)
+    }
+
     /// The folder (relative to the drop folder) the original came from.
     public var relativeFolder: String { journal.last(.claimed)?.from ?? "" }
 }

@@ -34,11 +34,21 @@ public final class HotFolderService: @unchecked Sendable {
     /// Safety rescan interval: catches whatever events missed.
     public var rescanInterval: Double = 300
 
-    public init(configuration: ServiceConfiguration, delegate: (any HotFolderDelegate)? = nil, logToStandardError: Bool = true) {
+    let generator: Generator
+
+    /// - Parameter workerExecutable: the `hotfolder` binary, started as
+    ///   `hotfolder worker` for isolated generation; nil generates in this process.
+    public init(configuration: ServiceConfiguration, delegate: (any HotFolderDelegate)? = nil,
+                logToStandardError: Bool = true, workerExecutable: String? = nil) {
         self.configuration = configuration
         self.delegate = delegate
         self.log = Logger(level: configuration.logLevel, delegate: delegate, toStandardError: logToStandardError)
         self.pool = WorkerPool(size: configuration.workers)
+        if configuration.generation == .workers, let workerExecutable {
+            generator = Generator(mode: .workers(executable: workerExecutable, timeout: configuration.jobTimeout, memoryLimit: configuration.jobMemory))
+        } else {
+            generator = Generator(mode: .inProcess)
+        }
     }
 
     // MARK: - lifecycle
@@ -77,6 +87,7 @@ public final class HotFolderService: @unchecked Sendable {
         }
         tracker.stopAll()
         pool.shutdown()
+        generator.shutdown()
         stopped.signal()
     }
 
@@ -193,7 +204,7 @@ public final class HotFolderService: @unchecked Sendable {
             // Leftovers of an interrupted generation are redone from the original.
             for entry in (try? job.output.entries()) ?? [] { try? job.output.remove(entry.name) }
             do {
-                result = try Pipeline(folder: folder, job: job).run()
+                result = try generator.generate(folder: folder, job: job)
             } catch {
                 return handle(error, job, runtime, warnings: [], attempt: attempt)
             }

@@ -1,3 +1,4 @@
+import Glibc
 import PDFShim
 
 /// An error from the PDF engine, with the engine's own message and the file.
@@ -7,6 +8,7 @@ public struct PDFError: Error, Sendable, CustomStringConvertible {
         case damaged
         case system(errno: Int32)
         case unsupported
+        case outOfMemory
         case engine
     }
 
@@ -25,7 +27,7 @@ public struct PDFError: Error, Sendable, CustomStringConvertible {
         case Int(HF_E_SYSTEM.rawValue): kind = .system(errno: error.sys_errno)
         case Int(HF_E_UNSUPPORTED.rawValue): kind = .unsupported
         case Int(HF_E_DAMAGED.rawValue): kind = .damaged
-        default: kind = .engine
+        default: kind = error.sys_errno == ENOMEM ? .outOfMemory : .engine
         }
     }
 

@@ -1,0 +1,58 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// Runs the pipeline for a job: in this process, or in a pool of long-lived
+/// worker processes so that a document that crashes the PDF engine takes down
+/// a worker, never the service.
+final class Generator: Sendable {
+    enum Mode: Sendable {
+        case inProcess
+        case workers(executable: String, timeout: Double, memoryLimit: Int?)
+    }
+
+    let mode: Mode
+    private let idle = Mutex<[WorkerProcess]>([])
+
+    init(mode: Mode) { self.mode = mode }
+
+    func generate(folder: FolderConfiguration, job: JobFolder, now: Date = Date()) throws(JobFailure) -> PipelineResult {
+        guard case .workers(let executable, let timeout, let memoryLimit) = mode else {
+            return try Pipeline(folder: folder, job: job, now: now).run()
+        }
+        let worker: WorkerProcess
+        do {
+            worker = try idle.withLock { $0.popLast() } ?? WorkerProcess(executable: executable, memoryLimit: memoryLimit)
+        } catch {
+            throw JobFailure(.generate, "cannot start a worker process: \(error)", remedy: "Check the service's limits (processes, memory); the job is retried.", transient: true)
+        }
+        let request = GenerationRequest(folder: folder, jobDirectory: job.directory.path, originalName: job.originalName, now: now.timeIntervalSince1970)
+        switch worker.generate(request, timeout: timeout) {
+        case .answered(let response):
+            idle.withLock { $0.append(worker) }
+            switch response {
+            case .result(let result): return result
+            case .failure(let failure): throw failure
+            }
+        case .died(let signal?, _):
+            let name = String(cString: strsignal(signal))
+            if signal == SIGKILL {
+                throw JobFailure(.generate, "the PDF engine was killed (signal \(signal), \(name)) while working on this document; it may need more memory than job-memory allows",
+                                 remedy: "Simplify the document (print it to a new PDF) or raise [service] job-memory.")
+            }
+            throw JobFailure(.generate, "the document crashed the PDF engine (signal \(signal), \(name))",
+                             remedy: "The file is malformed in a way the PDF engine cannot survive; open it in a PDF viewer, print or save it to a new PDF, and drop that.")
+        case .died(_, let status):
+            throw JobFailure(.generate, "the PDF engine exited unexpectedly (status \(status ?? -1)) on this document",
+                             remedy: "Drop the document again; if it fails again, save it anew from a PDF viewer.")
+        case .timedOut:
+            throw JobFailure(.generate, "generating took longer than job-timeout (\(HotFolderService.format(timeout))); the document may be a decompression bomb or far too complex",
+                             remedy: "Simplify the document (print it to a new PDF), or raise [service] job-timeout if such documents are expected.")
+        case .broken(let message):
+            throw JobFailure(.generate, "the worker process failed: \(message)", remedy: "Drop the document again.", transient: true)
+        }
+    }
+
+    /// Ends the idle workers (their stdin closes; they exit).
+    func shutdown() { idle.withLock { $0.removeAll() } }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Glibc
+
+/// The worker side: `hotfolder worker` reads requests on stdin and answers on
+/// stdout until stdin closes. A document that crashes the PDF engine kills
+/// this process only; the service sees the signal and starts another worker.
+public enum WorkerMain {
+    public static func run(memoryLimit: Int?) -> Int32 {
+        if let memoryLimit, memoryLimit > 0 {
+            var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
+            _ = setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
+        }
+        signal(SIGPIPE, SIG_IGN)
+        while true {
+            switch Frame.read(GenerationRequest.self, from: 0, deadline: nil) {
+            case .value(let request):
+                let response = handle(request)
+                guard Frame.write(response, to: 1) else { return 1 }
+            case .endOfFile:
+                return 0
+            case .timedOut, .broken:
+                return 1
+            }
+        }
+    }
+
+    /// Test hook: a worker started with HOTFOLDER_TEST_CRASH_MARKER set dies of
+    /// SIGSEGV on any document whose name contains the marker, as a document
+    /// that crashes libqpdf would make it die.
+    static let crashMarker = ProcessInfo.processInfo.environment["HOTFOLDER_TEST_CRASH_MARKER"].flatMap { $0.isEmpty ? nil : $0 }
+
+    static func handle(_ request: GenerationRequest) -> GenerationResponse {
+        if let crashMarker, request.originalName.contains(crashMarker) {
+            raise(SIGSEGV)
+        }
+        let job: JobFolder
+        do {
+            job = try JobFolder.open(path: request.jobDirectory, originalName: request.originalName)
+        } catch {
+            return .failure(JobFailure(.generate, "the worker cannot open the job folder: \(error)", remedy: "Check the service area's permissions.", transient: true))
+        }
+        do {
+            return .result(try Pipeline(folder: request.folder, job: job, now: Date(timeIntervalSince1970: request.now)).run())
+        } catch {
+            return .failure(error)
+        }
+    }
+}

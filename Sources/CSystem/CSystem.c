@@ -35,3 +35,10 @@ int hf_spawn(const char *path, char *const argv[], int stdin_fd, int stdout_fd, 
 int hf_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC);
 }
+
+#include <sys/vfs.h>
+long hf_filesystem_type(const char *path) {
+    struct statfs fs;
+    if (statfs(path, &fs) != 0) return -1;
+    return (long)fs.f_type;
+}

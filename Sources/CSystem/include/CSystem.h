@@ -17,3 +17,5 @@ ssize_t hf_copy_file_range(int fd_in, off_t *off_in, int fd_out, size_t len);
 // Returns 0 and sets *pid, or an errno value.
 int hf_spawn(const char *path, char *const argv[], int stdin_fd, int stdout_fd, pid_t *pid);
 int hf_pipe_cloexec(int fds[2]);
+// The file system type (statfs f_type) of path, or -1 with errno set.
+long hf_filesystem_type(const char *path);

@@ -8,6 +8,10 @@ public enum LogLevel: String, Sendable, CaseIterable, Comparable {
 }
 
 /// One drop folder and what happens to what lands in it.
+public enum WatchMode: String, Sendable, CaseIterable, Codable {
+    case auto, inotify, poll
+}
+
 public struct FolderConfiguration: Sendable, Hashable, Codable {
     public var name: String
     public var line: Int = 0
@@ -15,6 +19,12 @@ public struct FolderConfiguration: Sendable, Hashable, Codable {
     public var recursive = false
     /// Seconds a file must stay quiet after its last write before it is taken.
     public var settle: Double = 1
+    /// How changes are seen: inotify, polling, or (auto) polling on file
+    /// systems where inotify misses remote writes.
+    public var watch: WatchMode = .auto
+    public var pollInterval: Double = 1
+    /// Safety rescan interval in every mode (0: none).
+    public var rescan: Double = 300
     public var include: [String] = []
     public var ignore: [String] = []
     public var doneFolder: String = ""
@@ -188,7 +198,7 @@ struct ConfigurationLoader {
 
     // MARK: - [folder NAME]
 
-    static let folderKeys = ["path", "recursive", "settle", "include", "ignore", "done", "failed", "after-success", "password"]
+    static let folderKeys = ["path", "recursive", "settle", "watch", "poll-interval", "rescan", "include", "ignore", "done", "failed", "after-success", "password"]
     static let sharingKeys = ["pages", "annotations", "format", "title", "name"]
     static let exportKeys = ["to", "collision"]
     static let printKeys = ["printer", "copies", "sides", "media", "color", "orientation", "options", "timeout"]
@@ -227,6 +237,18 @@ struct ConfigurationLoader {
             case "settle":
                 if let d = Self.duration(value) { folder.settle = d } else {
                     problem(entry.line, "settle must be a duration such as 1s, 500ms or 0, not \"\(value)\"")
+                }
+            case "watch":
+                if let w = WatchMode(rawValue: value.lowercased()) { folder.watch = w } else {
+                    problem(entry.line, "watch must be auto, inotify or poll, not \"\(value)\"")
+                }
+            case "poll-interval":
+                if let d = Self.duration(value), d >= 0.05 { folder.pollInterval = d } else {
+                    problem(entry.line, "poll-interval must be a duration of at least 50ms, such as 1s, not \"\(value)\"")
+                }
+            case "rescan":
+                if let d = Self.duration(value), d == 0 || d >= 1 { folder.rescan = d } else {
+                    problem(entry.line, "rescan must be a duration of at least 1s such as 5m (0 for none), not \"\(value)\"")
                 }
             case "include":
                 folder.include = Self.patterns(value)

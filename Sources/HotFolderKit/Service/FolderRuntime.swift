@@ -11,6 +11,10 @@ final class FolderRuntime: @unchecked Sendable {
     let settler: Settler
     private let opened = Mutex<[String: Directory]>([:])
     let hubToken = Mutex<Int?>(nil)
+    /// Set instead of a hub registration when the folder is polled.
+    let poller = Mutex<Poller?>(nil)
+    /// Set once when watching starts, cancelled when it stops.
+    var rescanTimer: DispatchSourceTimer?
     /// The last reason each job waits, so a retry logs a reason once, not every time.
     let waitingReasons = Mutex<[String: String]>([:])
 
@@ -46,6 +50,14 @@ final class FolderRuntime: @unchecked Sendable {
     }
 
     func forget(_ path: String) { opened.withLock { $0[path] = nil } }
+
+    /// Stops seeing changes (the service stops, or the folder went away).
+    func stopWatching() {
+        if let token = hubToken.withLock({ $0 }) { InotifyHub.shared.remove(token) }
+        poller.withLock { $0 }?.stop()
+        rescanTimer?.cancel()
+        settler.cancel()
+    }
 
     /// The service's own folders, never watched.
     var excluded: [String] {

@@ -28,11 +28,7 @@ public final class HotFolderService: @unchecked Sendable {
         var stopping = false
     }
 
-    // Set once in start(), cancelled in stop().
-    private var rescanTimer: DispatchSourceTimer?
 
-    /// Safety rescan interval: catches whatever events missed.
-    public var rescanInterval: Double = 300
 
     let generator: Generator
 
@@ -59,11 +55,6 @@ public final class HotFolderService: @unchecked Sendable {
         for folder in configuration.folders {
             startFolder(folder)
         }
-        let timer = DispatchSource.makeTimerSource(queue: timers)
-        timer.schedule(deadline: .now() + rescanInterval, repeating: rescanInterval, leeway: .seconds(5))
-        timer.setEventHandler { [weak self] in self?.rescanAll() }
-        timer.resume()
-        rescanTimer = timer
     }
 
     /// Runs until `stop()`.
@@ -80,10 +71,8 @@ public final class HotFolderService: @unchecked Sendable {
             return s.stopping
         }
         guard !already else { return }
-        rescanTimer?.cancel()
         for runtime in runtimes.withLock({ Array($0.values) }) {
-            if let token = runtime.hubToken.withLock({ $0 }) { InotifyHub.shared.remove(token) }
-            runtime.settler.cancel()
+            runtime.stopWatching()
         }
         tracker.stopAll()
         pool.shutdown()
@@ -117,11 +106,30 @@ public final class HotFolderService: @unchecked Sendable {
         runtimes.withLock { $0[name] = runtime }
         observePrinter(runtime)
         recover(runtime)
-        let token = InotifyHub.shared.add(.init(
-            root: folder.path, recursive: folder.recursive, excluded: runtime.excluded,
-            rules: IgnoreRules(ignore: folder.ignore, include: folder.include), sink: settler))
-        runtime.hubToken.withLock { $0 = token }
-        var how = "inotify, settle \(Self.format(folder.settle))"
+        let rules = IgnoreRules(ignore: folder.ignore, include: folder.include)
+        var how: String
+        let remote = Poller.remoteFileSystem(at: folder.path)
+        if folder.watch == .poll || (folder.watch == .auto && remote != nil) {
+            let poller = Poller(root: folder.path, recursive: folder.recursive, excluded: runtime.excluded, rules: rules,
+                                interval: folder.pollInterval, sink: settler)
+            runtime.poller.withLock { $0 = poller }
+            poller.start()
+            how = "polling every \(Self.format(folder.pollInterval))" + (remote.map { " (on \($0), where inotify misses remote writes)" } ?? "")
+        } else {
+            let token = InotifyHub.shared.add(.init(
+                root: folder.path, recursive: folder.recursive, excluded: runtime.excluded, rules: rules, sink: settler))
+            runtime.hubToken.withLock { $0 = token }
+            how = "inotify"
+            if folder.rescan > 0 {
+                let timer = DispatchSource.makeTimerSource(queue: timers)
+                timer.schedule(deadline: .now() + folder.rescan, repeating: folder.rescan, leeway: .seconds(1))
+                timer.setEventHandler { InotifyHub.shared.rescan(token) }
+                timer.resume()
+                runtime.rescanTimer = timer
+                how += ", rescan every \(Self.format(folder.rescan))"
+            }
+        }
+        how += ", settle \(Self.format(folder.settle))"
         if folder.recursive { how += ", with subfolders" }
         let targets = folder.destinations.map { d in
             d.destination == .export ? "export to \(d.exportFolder)" : "print on \(d.printer ?? "the default printer")"
@@ -134,8 +142,7 @@ public final class HotFolderService: @unchecked Sendable {
         case .folderGone(let path):
             log.log(.warning, "the drop folder \(path) is gone; waiting for it to come back (nothing is failed for it)", folder: folder)
             guard let runtime = runtimes.withLock({ $0.removeValue(forKey: folder) }) else { return }
-            if let token = runtime.hubToken.withLock({ $0 }) { InotifyHub.shared.remove(token) }
-            runtime.settler.cancel()
+            runtime.stopWatching()
             timers.asyncAfter(deadline: .now() + 5) { [weak self] in
                 guard let self, !self.isStopping else { return }
                 self.startFolder(runtime.config)
@@ -144,12 +151,6 @@ public final class HotFolderService: @unchecked Sendable {
             log.log(.warning, "inotify queue overflowed; rescanning the folder", folder: folder)
         default:
             break
-        }
-    }
-
-    private func rescanAll() {
-        for runtime in runtimes.withLock({ Array($0.values) }) {
-            if let token = runtime.hubToken.withLock({ $0 }) { InotifyHub.shared.rescan(token) }
         }
     }
 

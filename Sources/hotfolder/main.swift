@@ -99,6 +99,7 @@ case "run":
     signal(SIGTERM, SIG_IGN)
     signal(SIGINT, SIG_IGN)
     signal(SIGPIPE, SIG_IGN)
+    signal(SIGHUP, SIG_IGN)
     var sources: [DispatchSourceSignal] = []
     for sig in [SIGTERM, SIGINT] {
         let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
@@ -106,6 +107,17 @@ case "run":
         source.resume()
         sources.append(source)
     }
+    // SIGHUP: reload; a configuration with problems is logged and the old one stays.
+    let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+    hangup.setEventHandler {
+        do {
+            service.reload(try ServiceConfiguration.load(file: config.file))
+        } catch {
+            service.note(.error, "configuration NOT reloaded, the running one stays:\n\(error)")
+        }
+    }
+    hangup.resume()
+    sources.append(hangup)
     service.run()
     withExtendedLifetime(sources) {}
     exit(0)

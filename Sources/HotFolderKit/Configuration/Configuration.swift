@@ -59,6 +59,8 @@ public struct ServiceConfiguration: Sendable {
     public var jobTimeout: Double = 300
     /// Address-space limit of a worker process in bytes (nil: none).
     public var jobMemory: Int? = 2 << 30
+    /// Seconds SIGTERM waits for running jobs before the service exits anyway.
+    public var shutdownTimeout: Double = 30
 
     public enum GenerationMode: String, Sendable, CaseIterable {
         case workers
@@ -150,7 +152,7 @@ struct ConfigurationLoader {
 
     // MARK: - [service]
 
-    static let serviceKeys = ["workers", "log-level", "cups-server", "instance", "generation", "job-timeout", "job-memory"]
+    static let serviceKeys = ["workers", "log-level", "cups-server", "instance", "generation", "job-timeout", "job-memory", "shutdown-timeout"]
 
     mutating func applyService(_ section: INIFile.Section, to config: inout ServiceConfiguration) {
         var seen: [String: Int] = [:]
@@ -178,6 +180,10 @@ struct ConfigurationLoader {
             case "job-timeout":
                 if let d = Self.duration(entry.value), d > 0 { config.jobTimeout = d } else {
                     problem(entry.line, "job-timeout must be a duration such as 5m, not \"\(entry.value)\"")
+                }
+            case "shutdown-timeout":
+                if let d = Self.duration(entry.value) { config.shutdownTimeout = d } else {
+                    problem(entry.line, "shutdown-timeout must be a duration such as 30s, not \"\(entry.value)\"")
                 }
             case "job-memory":
                 if let size = Self.size(entry.value), size == 0 || size >= 64 << 20 { config.jobMemory = size == 0 ? nil : size } else {

@@ -5,6 +5,7 @@ extension ServiceConfiguration {
         var lines = ["# \(file)", "[service]", "workers = \(workers)", "log-level = \(logLevel.rawValue)", "instance = \(instance)"]
         lines.append("cups-server = \(cupsServer ?? "(CUPS_SERVER or the libcups default)")")
         lines.append("generation = \(generation.rawValue)")
+        lines.append("shutdown-timeout = \(HotFolderService.format(shutdownTimeout))")
         lines.append("job-timeout = \(HotFolderService.format(jobTimeout))")
         lines.append("job-memory = \(jobMemory.map { "\($0 >> 20)M" } ?? "0 (no limit)")")
         for f in folders {

@@ -36,10 +36,27 @@ public final class WorkerPool: Sendable {
     /// Jobs queued or running.
     public var pending: Int { state.withLock { $0.queue.count - $0.head + $0.busy } }
 
-    /// Stops taking new work; queued work still runs. Threads exit when idle.
-    public func shutdown() {
-        state.withLock { $0.stopping = true }
+    /// Stops taking new work; queued work still runs unless `discardQueued`.
+    /// Threads exit when idle.
+    public func shutdown(discardQueued: Bool = false) {
+        state.withLock { s in
+            s.stopping = true
+            if discardQueued {
+                s.queue.removeAll()
+                s.head = 0
+            }
+        }
         for _ in 0..<size { available.signal() }
+    }
+
+    /// Waits until nothing is queued or running; false when `timeout` passed first.
+    public func waitUntilIdle(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while pending > 0 {
+            if Date() >= deadline { return false }
+            usleep(20_000)
+        }
+        return true
     }
 
     private func work() {

@@ -51,6 +51,9 @@ final class FolderRuntime: @unchecked Sendable {
 
     func forget(_ path: String) { opened.withLock { $0[path] = nil } }
 
+    /// Lets another runtime of this service (after a reload) serve the folder.
+    func releaseLock() { _ = flock(lock.rawValue, LOCK_UN) }
+
     /// Stops seeing changes (the service stops, or the folder went away).
     func stopWatching() {
         if let token = hubToken.withLock({ $0 }) { InotifyHub.shared.remove(token) }

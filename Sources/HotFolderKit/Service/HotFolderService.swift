@@ -12,7 +12,9 @@ public struct ServiceError: Error, Sendable, CustomStringConvertible {
 /// lands through the pipeline to its destinations. A host embeds it (seed 004):
 /// `start()`, then `stop()`; the `hotfolder` executable is one such host.
 public final class HotFolderService: @unchecked Sendable {
-    public let configuration: ServiceConfiguration
+    private let current: Mutex<ServiceConfiguration>
+    /// The configuration in force (replaced by `reload`).
+    public var configuration: ServiceConfiguration { current.withLock { $0 } }
     let log: Logger
     weak var delegate: (any HotFolderDelegate)?
     let pool: WorkerPool
@@ -36,7 +38,7 @@ public final class HotFolderService: @unchecked Sendable {
     ///   `hotfolder worker` for isolated generation; nil generates in this process.
     public init(configuration: ServiceConfiguration, delegate: (any HotFolderDelegate)? = nil,
                 logToStandardError: Bool = true, workerExecutable: String? = nil) {
-        self.configuration = configuration
+        self.current = Mutex(configuration)
         self.delegate = delegate
         self.log = Logger(level: configuration.logLevel, delegate: delegate, toStandardError: logToStandardError)
         self.pool = WorkerPool(size: configuration.workers)
@@ -57,10 +59,49 @@ public final class HotFolderService: @unchecked Sendable {
         }
     }
 
-    /// Runs until `stop()`.
+    /// Runs until `stop()`, then waits up to `shutdown-timeout` for the jobs
+    /// that were running; whatever is unfinished stays journaled.
     public func run() {
         start()
         stopped.wait()
+        let timeout = configuration.shutdownTimeout
+        if !pool.waitUntilIdle(timeout: timeout) {
+            log.log(.warning, "\(pool.pending) job(s) still running after shutdown-timeout (\(Self.format(timeout))); they resume at the next start")
+        }
+        generator.shutdown()
+        log.log(.info, "stopped")
+    }
+
+    /// Logs a message of the host's through the service's log.
+    public func note(_ level: LogLevel, _ message: String) { log.log(level, message) }
+
+    /// Applies a new configuration: folders that changed are re-opened, the
+    /// others keep running untouched. Jobs in progress finish with the settings
+    /// they started with. (`workers`, `generation` and the job limits need a restart.)
+    public func reload(_ new: ServiceConfiguration) {
+        let old = current.withLock { c -> ServiceConfiguration in
+            defer { c = new }
+            return c
+        }
+        let serviceChanged = old.cupsServer != new.cupsServer || old.instance != new.instance
+        var restarted: [String] = []
+        for folder in old.folders {
+            let replacement = new.folder(named: folder.name)
+            guard serviceChanged || replacement != folder else { continue }
+            if let runtime = runtimes.withLock({ $0.removeValue(forKey: folder.name) }) {
+                runtime.stopWatching()
+                runtime.releaseLock()
+            }
+            if replacement == nil { log.log(.info, "no longer watched (removed from the configuration)", folder: folder.name) }
+        }
+        for folder in new.folders where serviceChanged || old.folder(named: folder.name) != folder {
+            startFolder(folder)
+            restarted.append(folder.name)
+        }
+        if old.workers != new.workers || old.generation != new.generation || old.jobTimeout != new.jobTimeout || old.jobMemory != new.jobMemory {
+            log.log(.warning, "workers, generation, job-timeout and job-memory take effect at the next start")
+        }
+        log.log(.info, "configuration reloaded from \(new.file); \(restarted.isEmpty ? "no folder changed" : "re-opened: " + restarted.joined(separator: ", "))")
     }
 
     /// Stops watching and lets queued jobs finish; jobs not finished stay in
@@ -75,8 +116,9 @@ public final class HotFolderService: @unchecked Sendable {
             runtime.stopWatching()
         }
         tracker.stopAll()
-        pool.shutdown()
-        generator.shutdown()
+        // Documents not yet started stay where they are (unclaimed, or
+        // journaled) and are taken up at the next start.
+        pool.shutdown(discardQueued: true)
         stopped.signal()
     }
 
@@ -97,10 +139,7 @@ public final class HotFolderService: @unchecked Sendable {
             runtime = try FolderRuntime(config: folder, settler: settler, service: configuration)
         } catch {
             log.log(.error, "cannot open the drop folder: \(error); retrying every 5 s until it is there", folder: name)
-            timers.asyncAfter(deadline: .now() + 5) { [weak self] in
-                guard let self, !self.isStopping else { return }
-                self.startFolder(folder)
-            }
+            retryLater(folder)
             return
         }
         runtimes.withLock { $0[name] = runtime }
@@ -137,16 +176,24 @@ public final class HotFolderService: @unchecked Sendable {
         log.log(.info, "watching \(folder.path) (\(how)); \(targets.joined(separator: ", "))", folder: name)
     }
 
+    /// Starts the folder again in 5 s, unless the service stopped or a reload
+    /// changed or removed it meanwhile.
+    private func retryLater(_ folder: FolderConfiguration) {
+        timers.asyncAfter(deadline: .now() + 5) { [weak self] in
+            guard let self, !self.isStopping, self.configuration.folder(named: folder.name) == folder,
+                  self.runtimes.withLock({ $0[folder.name] }) == nil else { return }
+            self.startFolder(folder)
+        }
+    }
+
     private func watchEvent(_ event: WatchEvent, folder: String) {
         switch event {
         case .folderGone(let path):
             log.log(.warning, "the drop folder \(path) is gone; waiting for it to come back (nothing is failed for it)", folder: folder)
             guard let runtime = runtimes.withLock({ $0.removeValue(forKey: folder) }) else { return }
             runtime.stopWatching()
-            timers.asyncAfter(deadline: .now() + 5) { [weak self] in
-                guard let self, !self.isStopping else { return }
-                self.startFolder(runtime.config)
-            }
+            runtime.releaseLock()
+            retryLater(runtime.config)
         case .overflow:
             log.log(.warning, "inotify queue overflowed; rescanning the folder", folder: folder)
         default:

@@ -59,17 +59,10 @@ public final class HotFolderService: @unchecked Sendable {
         }
     }
 
-    /// Runs until `stop()`, then waits up to `shutdown-timeout` for the jobs
-    /// that were running; whatever is unfinished stays journaled.
+    /// Runs until `stop()` has finished.
     public func run() {
         start()
         stopped.wait()
-        let timeout = configuration.shutdownTimeout
-        if !pool.waitUntilIdle(timeout: timeout) {
-            log.log(.warning, "\(pool.pending) job(s) still running after shutdown-timeout (\(Self.format(timeout))); they resume at the next start")
-        }
-        generator.shutdown()
-        log.log(.info, "stopped")
     }
 
     /// Logs a message of the host's through the service's log.
@@ -104,21 +97,28 @@ public final class HotFolderService: @unchecked Sendable {
         log.log(.info, "configuration reloaded from \(new.file); \(restarted.isEmpty ? "no folder changed" : "re-opened: " + restarted.joined(separator: ", "))")
     }
 
-    /// Stops watching and lets queued jobs finish; jobs not finished stay in
-    /// their journals and resume on the next start.
+    /// Stops taking new files, lets running jobs finish within
+    /// `shutdown-timeout`, and returns; whatever is unfinished stays journaled
+    /// and resumes at the next start. Documents not yet claimed stay where they are.
     public func stop() {
         let already = state.withLock { s -> Bool in
             defer { s.stopping = true }
             return s.stopping
         }
         guard !already else { return }
-        for runtime in runtimes.withLock({ Array($0.values) }) {
+        let runtimes = self.runtimes.withLock { Array($0.values) }
+        for runtime in runtimes {
             runtime.stopWatching()
         }
         tracker.stopAll()
-        // Documents not yet started stay where they are (unclaimed, or
-        // journaled) and are taken up at the next start.
         pool.shutdown(discardQueued: true)
+        let timeout = configuration.shutdownTimeout
+        if !pool.waitUntilIdle(timeout: timeout) {
+            log.log(.warning, "\(pool.pending) job(s) still running after shutdown-timeout (\(Self.format(timeout))); they resume at the next start")
+        }
+        generator.shutdown()
+        for runtime in runtimes { runtime.releaseLock() }
+        log.log(.info, "stopped")
         stopped.signal()
     }
 

@@ -1,0 +1,260 @@
+import Foundation
+import Synchronization
+import XCTest
+@testable import HotFolderKit
+
+/// Printing through a real private cupsd (scripts/cups-sandbox) with a capture
+/// backend: no mock of libcups anywhere.
+final class PrintTests: XCTestCase {
+    var cups: CUPSSandbox!
+    var temp: TemporaryFolder!
+    var drop: String { temp.path + "/drop" }
+
+    override func setUpWithError() throws {
+        cups = try CUPSSandbox(queues: ["station"])
+        temp = TemporaryFolder("hf-print")
+        _ = temp.sub("drop")
+    }
+
+    override func tearDown() {
+        cups = nil
+        temp = nil
+    }
+
+    func makeService(_ folderLines: String, recorder: Recorder, instance: String = "test") throws -> HotFolderService {
+        let text = """
+        [service]
+        cups-server = \(cups.server)
+        instance = \(instance)
+        log-level = debug
+
+        [folder station]
+        path = drop
+        settle = 0
+        \(folderLines)
+        """
+        let file = temp.path + "/hotfolder.conf"
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        return HotFolderService(configuration: try ServiceConfiguration.load(file: file), delegate: recorder, logToStandardError: false)
+    }
+
+    func captures(_ queue: String = "station") -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "\(cups.dir)/printed/\(queue)")) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+    }
+
+    func drop(_ pdf: TestPDF, as name: String) throws {
+        let staging = temp.sub("staging")
+        _ = try pdf.write(to: staging + "/" + name)
+        XCTAssertEqual(rename(staging + "/" + name, drop + "/" + name), 0)
+    }
+
+    /// The captured bytes are the generated PDF: selected pages, annotations
+    /// flattened for print (none left), the job options as configured.
+    func testPrintsSelectedPagesFlattenedWithOptions() throws {
+        let recorder = Recorder()
+        let service = try makeService("""
+        print.printer = station
+        print.copies = 2
+        print.sides = two-sided-long-edge
+        print.media = A4
+        print.pages = 2-3
+        print.options = job-priority=60
+        """, recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        let pdf = TestPDF(pages: 4, title: "Quarterly", annotations: [1: [.square("printed"), .square("screen-only", flags: [])], 2: [.text("note")]])
+        try drop(pdf, as: "report.pdf")
+        waitUntil(timeout: 60, "one finished job") { recorder.outcomes.count == 1 }
+        let outcome = try XCTUnwrap(recorder.outcomes.first)
+        XCTAssertTrue(outcome.succeeded, "\(String(describing: outcome.failure))")
+        XCTAssertEqual(captures().count, 1)
+        let capture = try XCTUnwrap(cups.capture(queue: "station", job: 1))
+        let printed = temp.path + "/printed.pdf"
+        try capture.document.write(to: URL(fileURLWithPath: printed))
+        let fd = try Directory(path: temp.path).openForReading("printed.pdf")
+        let document = try PDFDocument.open(fd, description: "printed.pdf", password: nil)
+        let info = try document.info()
+        XCTAssertEqual(info.pages, 2)
+        XCTAssertEqual(info.annotations, 0, "flatten-for-print leaves no annotation")
+        XCTAssertFalse(info.hasForm)
+        let bytes = [UInt8](capture.document)
+        XCTAssertEqual(PDFBytes.pageMarkers(bytes), [2, 3])
+        XCTAssertTrue(PDFBytes.contains(bytes, "/HFTestAP (printed)"), "the print-flagged appearance is on the page")
+        XCTAssertFalse(PDFBytes.contains(bytes, "/HFTestAP (screen-only)"), "an annotation without the print flag is not printed")
+        let options = try XCTUnwrap(capture.metadata["options"] as? [String: Any])
+        XCTAssertEqual(options["sides"] as? String, "two-sided-long-edge")
+        XCTAssertEqual(options["media"] as? String, "A4")
+        XCTAssertEqual(capture.metadata["copies"] as? Int, 2)
+        XCTAssertTrue((capture.metadata["title"] as? String ?? "").hasPrefix("Quarterly ["), "job name from {title|stem} plus the job id")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: drop + "/done/report.pdf"))
+    }
+
+    func testPrintForbiddingPDFFailsWithReason() throws {
+        let corpus = try Corpus.require()
+        let recorder = Recorder()
+        let service = try makeService("print.printer = station", recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        XCTAssertEqual(copyfile(corpus + "/enc--qpdf--enc-R3,V2,O=master.pdf", drop + "/locked.pdf"), true)
+        waitUntil(timeout: 60, "the job to end") { recorder.outcomes.count == 1 }
+        XCTAssertEqual(recorder.outcomes.first?.failure?.step, .print)
+        let error = try String(contentsOfFile: drop + "/failed/locked.pdf.error.txt", encoding: .utf8)
+        XCTAssertTrue(error.contains("forbid printing"), error)
+        XCTAssertTrue(error.contains("Ask the author"), error)
+        XCTAssertTrue(captures().isEmpty, "nothing was printed")
+    }
+
+    /// cupsdisable: documents wait (claimed, not failed) and print after cupsenable.
+    func testStoppedPrinterMakesDocumentsWaitThenPrint() throws {
+        try cups.tool("cupsdisable", ["station"])
+        let recorder = Recorder()
+        let service = try makeService("print.printer = station", recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        for i in 1...3 { try drop(TestPDF(pages: 1, title: "doc \(i)"), as: "doc\(i).pdf") }
+        waitUntil(timeout: 60, "the documents to be claimed and waiting") {
+            files(in: drop).filter { $0.hasSuffix(".pdf") }.isEmpty && recorder.logText.contains("is stopped")
+        }
+        XCTAssertTrue(recorder.outcomes.isEmpty, "nothing failed while the printer was stopped")
+        XCTAssertEqual(recorder.logs.filter { $0.message.contains("printing paused") }.count, 1, "the reason is logged once")
+        try cups.tool("cupsenable", ["station"])
+        waitUntil(timeout: 60, "three printed jobs") { recorder.outcomes.count == 3 }
+        XCTAssertTrue(recorder.outcomes.allSatisfy(\.succeeded))
+        XCTAssertEqual(captures().count, 3)
+    }
+
+    /// cupsreject: documents wait and print once the queue accepts again.
+    func testRejectingQueueMakesDocumentsWaitThenPrint() throws {
+        try cups.tool("cupsreject", ["station"])
+        let recorder = Recorder()
+        let service = try makeService("print.printer = station", recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        try drop(TestPDF(pages: 2), as: "a.pdf")
+        waitUntil(timeout: 60, "the waiting reason") { recorder.logText.contains("not accepting jobs") }
+        XCTAssertTrue(recorder.outcomes.isEmpty)
+        try cups.tool("cupsaccept", ["station"])
+        waitUntil(timeout: 60, "the printed job") { recorder.outcomes.count == 1 }
+        XCTAssertEqual(recorder.outcomes.first?.succeeded, true)
+        XCTAssertEqual(captures().count, 1)
+    }
+
+    /// A queue that does not exist yet: documents wait, the reason names the
+    /// queue, and they print once it is created.
+    func testMissingQueueWaitsUntilCreated() throws {
+        let recorder = Recorder()
+        let service = try makeService("print.printer = later", recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        try drop(TestPDF(pages: 1), as: "a.pdf")
+        waitUntil(timeout: 60, "the missing-queue reason") { recorder.logText.contains("no queue named \"later\"") }
+        XCTAssertTrue(recorder.outcomes.isEmpty)
+        try cups.addQueue("later")
+        waitUntil(timeout: 60, "the printed job") { recorder.outcomes.count == 1 }
+        XCTAssertEqual(recorder.outcomes.first?.succeeded, true)
+        XCTAssertEqual(captures("later").count, 1)
+    }
+
+    /// A job CUPS aborts (the backend fails) → failed/ with CUPS's own words.
+    func testAbortedJobFailsWithCUPSReason() throws {
+        try cups.addQueue("broken", ["--fail"])
+        let recorder = Recorder()
+        let service = try makeService("print.printer = broken", recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        try drop(TestPDF(pages: 1), as: "a.pdf")
+        waitUntil(timeout: 60, "the failed job") { recorder.outcomes.count == 1 }
+        let failure = try XCTUnwrap(recorder.outcomes.first?.failure)
+        XCTAssertEqual(failure.step, .print)
+        XCTAssertTrue(failure.reason.contains("aborted"), failure.reason)
+        let error = try String(contentsOfFile: drop + "/failed/a.pdf.error.txt", encoding: .utf8)
+        XCTAssertTrue(error.contains("CUPS job"), error)
+    }
+
+    /// cupsd killed and restarted while documents flow: nothing lost, nothing
+    /// printed twice.
+    func testCupsdKilledMidRunLosesNothingAndPrintsNothingTwice() throws {
+        let recorder = Recorder()
+        let service = try makeService("print.printer = station", recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        for i in 1...5 { try drop(TestPDF(pages: 1, title: "first \(i)"), as: "first\(i).pdf") }
+        waitUntil(timeout: 60, "the first five printed") { recorder.outcomes.count == 5 }
+        try cups.kill9()
+        for i in 1...5 { try drop(TestPDF(pages: 1, title: "second \(i)"), as: "second\(i).pdf") }
+        waitUntil(timeout: 60, "the reason that cupsd is down") { recorder.logText.contains("cupsd is not reachable") }
+        XCTAssertEqual(recorder.outcomes.count, 5, "nothing fails while cupsd is down")
+        try cups.start()
+        waitUntil(timeout: 90, "all ten printed") { recorder.outcomes.count == 10 }
+        XCTAssertTrue(recorder.outcomes.allSatisfy(\.succeeded), recorder.logText)
+        let titles = captures().compactMap { name -> String? in
+            guard let data = FileManager.default.contents(atPath: "\(cups.dir)/printed/station/\(name)"),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+            return (object["title"] as? String)?.components(separatedBy: " [").first
+        }
+        XCTAssertEqual(titles.count, 10, "each document printed exactly once")
+        XCTAssertEqual(Set(titles).count, 10, "no document printed twice: \(titles)")
+    }
+
+    /// The service dies after CUPS took the job; the restarted service follows
+    /// that job (by its journaled id) instead of printing again.
+    func testRestartFollowsSubmittedJobInsteadOfReprinting() throws {
+        try cups.addQueue("slow", ["--slow", "2"])
+        let first = Recorder()
+        let service = try makeService("print.printer = slow", recorder: first)
+        service.start()
+        try drop(TestPDF(pages: 1, title: "once"), as: "once.pdf")
+        waitUntil(timeout: 60, "the job to be submitted") { first.logText.contains("waiting") || jobIsSubmitted() }
+        waitUntil(timeout: 60, "the CUPS job id in the journal") { jobIsSubmitted() }
+        service.stop()
+        XCTAssertTrue(first.outcomes.isEmpty, "stopped before CUPS finished")
+        let second = Recorder()
+        let restarted = try makeService("print.printer = slow", recorder: second)
+        restarted.start()
+        defer { restarted.stop() }
+        waitUntil(timeout: 60, "the followed job to finish") { second.outcomes.count == 1 }
+        XCTAssertEqual(second.outcomes.first?.succeeded, true)
+        XCTAssertEqual(captures("slow").count, 1, "printed exactly once")
+        XCTAssertTrue(second.logText.contains("resuming once.pdf"))
+    }
+
+    /// The service died after journaling the job name but before CUPS's answer
+    /// was journaled: the restart finds the job by name and does not resubmit.
+    func testRestartFindsJobByNameWhenIdWasNotJournaled() throws {
+        try cups.addQueue("slow", ["--slow", "2"])
+        let first = Recorder()
+        let service = try makeService("print.printer = slow", recorder: first)
+        service.start()
+        try drop(TestPDF(pages: 1, title: "named"), as: "named.pdf")
+        waitUntil(timeout: 60, "the CUPS job id in the journal") { jobIsSubmitted() }
+        service.stop()
+        // Forget CUPS's answer, as if the service died right before writing it.
+        let journal = try XCTUnwrap(journalPaths().first)
+        let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").filter { !$0.contains("\"printSubmitted\"") }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: journal, atomically: true, encoding: .utf8)
+        let second = Recorder()
+        let restarted = try makeService("print.printer = slow", recorder: second)
+        restarted.start()
+        defer { restarted.stop() }
+        waitUntil(timeout: 60, "the found job to finish") { second.outcomes.count == 1 }
+        XCTAssertEqual(second.outcomes.first?.succeeded, true)
+        XCTAssertEqual(captures("slow").count, 1, "not printed a second time")
+    }
+
+    private func journalPaths() -> [String] {
+        let jobs = drop + "/.hotfolder/test/jobs"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: jobs)) ?? []).map { "\(jobs)/\($0)/journal" }
+    }
+
+    private func jobIsSubmitted() -> Bool {
+        journalPaths().contains { path in
+            (try? String(contentsOfFile: path, encoding: .utf8))?.contains("\"printSubmitted\"") == true
+        }
+    }
+}
+
+private func copyfile(_ from: String, _ to: String) -> Bool {
+    guard let data = FileManager.default.contents(atPath: from) else { return false }
+    let staging = to + ".part"
+    return FileManager.default.createFile(atPath: staging, contents: data) && rename(staging, to) == 0
+}

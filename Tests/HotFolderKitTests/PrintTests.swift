@@ -241,6 +241,38 @@ final class PrintTests: XCTestCase {
         XCTAssertEqual(captures("slow").count, 1, "not printed a second time")
     }
 
+    /// A job that never finishes ends at print.timeout: cancelled in CUPS, failed here.
+    func testPrintTimeoutCancelsAndFails() throws {
+        try cups.addQueue("stuck", ["--slow", "60"])
+        let recorder = Recorder()
+        let service = try makeService("print.printer = stuck\nprint.timeout = 1s", recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        try drop(TestPDF(pages: 1), as: "late.pdf")
+        waitUntil(timeout: 60, "the timed-out job") { recorder.outcomes.count == 1 }
+        let failure = try XCTUnwrap(recorder.outcomes.first?.failure)
+        XCTAssertTrue(failure.reason.contains("print.timeout"), failure.reason)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: drop + "/failed/late.pdf.error.txt"))
+        XCTAssertTrue(captures("stuck").isEmpty)
+    }
+
+    /// A PDF that allows only low-resolution printing is printed, with a warning.
+    func testLowResolutionOnlyPrintsWithWarning() throws {
+        let corpus = try Corpus.require()
+        let recorder = Recorder()
+        let service = try makeService("print.printer = station\npassword = view", recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        XCTAssertTrue(copyfile(corpus + "/enc--qpdf--enc-XI-R6,V5,U=view,O=master.pdf", drop + "/lowres.pdf"))
+        waitUntil(timeout: 60, "the printed job") { recorder.outcomes.count == 1 }
+        let outcome = try XCTUnwrap(recorder.outcomes.first)
+        XCTAssertTrue(outcome.succeeded, "\(String(describing: outcome.failure))")
+        XCTAssertTrue(outcome.warnings.contains { $0.contains("low-resolution") }, "\(outcome.warnings)")
+        XCTAssertEqual(captures().count, 1)
+        let printed = try XCTUnwrap(cups.capture(queue: "station", job: 1))
+        XCTAssertFalse(PDFBytes.contains([UInt8](printed.document), "/Encrypt"), "printed decrypted")
+    }
+
     private func journalPaths() -> [String] {
         let jobs = drop + "/.hotfolder/test/jobs"
         return ((try? FileManager.default.contentsOfDirectory(atPath: jobs)) ?? []).map { "\(jobs)/\($0)/journal" }

@@ -70,6 +70,16 @@ func loadConfiguration(_ path: String?) -> ServiceConfiguration {
     }
 }
 
+/// Applies the umask and drops root before any folder is touched.
+func enterServiceIdentity(_ config: ServiceConfiguration) -> String? {
+    umask(mode_t(config.umask))
+    do {
+        return try Privileges.drop(to: config.user)
+    } catch {
+        fail("cannot switch to user \(config.user ?? ""): \(error)", 77) // EX_NOPERM
+    }
+}
+
 /// This binary, for starting worker processes.
 func ownExecutable() -> String? {
     var buffer = [CChar](repeating: 0, count: 4096)
@@ -95,7 +105,9 @@ case "check":
     print("\n# configuration OK: \(config.folders.count) folder\(config.folders.count == 1 ? "" : "s")")
 case "run":
     let config = loadConfiguration(arguments.config)
+    let warning = enterServiceIdentity(config)
     let service = HotFolderService(configuration: config, workerExecutable: ownExecutable())
+    if let warning { service.note(.warning, warning) }
     signal(SIGTERM, SIG_IGN)
     signal(SIGINT, SIG_IGN)
     signal(SIGPIPE, SIG_IGN)
@@ -125,6 +137,7 @@ case "process":
     let config = loadConfiguration(arguments.config)
     guard let folder = arguments.folder else { fail("process needs --folder NAME\n\n" + usage, exitUsage) }
     guard !arguments.files.isEmpty else { fail("process needs at least one FILE\n\n" + usage, exitUsage) }
+    _ = enterServiceIdentity(config)
     let service = HotFolderService(configuration: config, workerExecutable: ownExecutable())
     var failures = 0
     for file in arguments.files {

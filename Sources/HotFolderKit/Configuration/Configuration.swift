@@ -31,6 +31,8 @@ public struct FolderConfiguration: Sendable, Hashable, Codable {
     public var failedFolder: String = ""
     public var afterSuccess: AfterSuccess = .move
     public var password: String?
+    /// Larger files fail with that reason instead of being read.
+    public var maxFileSize: Int64 = 2 << 30
     public var export: SharingConfiguration?
     public var print: SharingConfiguration?
 
@@ -59,6 +61,10 @@ public struct ServiceConfiguration: Sendable {
     public var jobTimeout: Double = 300
     /// Address-space limit of a worker process in bytes (nil: none).
     public var jobMemory: Int? = 2 << 30
+    /// The user to run as when started as root (its groups too).
+    public var user: String?
+    /// The umask for every file and folder the service creates.
+    public var umask: UInt32 = 0o027
     /// Seconds SIGTERM waits for running jobs before the service exits anyway.
     public var shutdownTimeout: Double = 30
 
@@ -152,7 +158,7 @@ struct ConfigurationLoader {
 
     // MARK: - [service]
 
-    static let serviceKeys = ["workers", "log-level", "cups-server", "instance", "generation", "job-timeout", "job-memory", "shutdown-timeout"]
+    static let serviceKeys = ["workers", "log-level", "cups-server", "instance", "generation", "job-timeout", "job-memory", "shutdown-timeout", "user", "umask"]
 
     mutating func applyService(_ section: INIFile.Section, to config: inout ServiceConfiguration) {
         var seen: [String: Int] = [:]
@@ -181,6 +187,12 @@ struct ConfigurationLoader {
                 if let d = Self.duration(entry.value), d > 0 { config.jobTimeout = d } else {
                     problem(entry.line, "job-timeout must be a duration such as 5m, not \"\(entry.value)\"")
                 }
+            case "user":
+                config.user = entry.value.isEmpty ? nil : entry.value
+            case "umask":
+                if let m = UInt32(entry.value, radix: 8), m <= 0o777 { config.umask = m } else {
+                    problem(entry.line, "umask must be an octal mode such as 027, not \"\(entry.value)\"")
+                }
             case "shutdown-timeout":
                 if let d = Self.duration(entry.value) { config.shutdownTimeout = d } else {
                     problem(entry.line, "shutdown-timeout must be a duration such as 30s, not \"\(entry.value)\"")
@@ -204,7 +216,7 @@ struct ConfigurationLoader {
 
     // MARK: - [folder NAME]
 
-    static let folderKeys = ["path", "recursive", "settle", "watch", "poll-interval", "rescan", "include", "ignore", "done", "failed", "after-success", "password"]
+    static let folderKeys = ["path", "recursive", "settle", "watch", "poll-interval", "rescan", "include", "ignore", "done", "failed", "after-success", "password", "max-file-size"]
     static let sharingKeys = ["pages", "annotations", "format", "title", "name"]
     static let exportKeys = ["to", "collision"]
     static let printKeys = ["printer", "copies", "sides", "media", "color", "orientation", "options", "timeout"]
@@ -270,6 +282,10 @@ struct ConfigurationLoader {
                 }
             case "password":
                 folder.password = value
+            case "max-file-size":
+                if let size = Self.size(value), size > 0 { folder.maxFileSize = Int64(size) } else {
+                    problem(entry.line, "max-file-size must be a size such as 500M or 2G, not \"\(value)\"")
+                }
             default:
                 problem(entry.line, "unknown key \(entry.key) in [folder \(name)]\(Spelling.suggestion(for: entry.key, among: Self.allFolderKeys))")
             }

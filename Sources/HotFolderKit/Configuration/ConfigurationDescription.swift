@@ -4,6 +4,8 @@ extension ServiceConfiguration {
     public var resolvedDescription: String {
         var lines = ["# \(file)", "[service]", "workers = \(workers)", "log-level = \(logLevel.rawValue)", "instance = \(instance)"]
         lines.append("cups-server = \(cupsServer ?? "(CUPS_SERVER or the libcups default)")")
+        lines.append("user = \(user ?? "(the user that starts it)")")
+        lines.append("umask = \(String(umask, radix: 8))")
         lines.append("generation = \(generation.rawValue)")
         lines.append("shutdown-timeout = \(HotFolderService.format(shutdownTimeout))")
         lines.append("job-timeout = \(HotFolderService.format(jobTimeout))")
@@ -23,6 +25,7 @@ extension ServiceConfiguration {
             lines.append("failed = \(f.failedFolder)")
             lines.append("after-success = \(f.afterSuccess.rawValue)")
             lines.append("password = \(f.password == nil ? "(none)" : "(set)")")
+            lines.append("max-file-size = \(Pipeline.bytes(f.maxFileSize))")
             for d in f.destinations {
                 let p = d.destination.rawValue + "."
                 if d.destination == .export {

@@ -65,7 +65,7 @@ struct ExportDestination {
         }
         let input = try source.openForReading(file)
         try? folder.remove(temporary)
-        let copy = try folder.createFile(temporary, mode: 0o666)
+        let copy = try folder.createFile(temporary)
         try copy.copyContents(of: input)
         try copy.sync()
     }

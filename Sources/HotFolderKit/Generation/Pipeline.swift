@@ -49,6 +49,11 @@ public struct Pipeline {
 
     public func run() throws(JobFailure) -> PipelineResult {
         let name = job.originalName
+        // The type is checked before opening (opening a device can have effects)
+        // and again on the descriptor (the name could be swapped in between).
+        if let before = try? job.input.status(name), let problem = Self.notARegularFile(before) {
+            throw JobFailure(.identify, "\"\(name)\" is \(problem); only regular files are documents", remedy: "Drop a regular file.")
+        }
         let input: FileDescriptor
         do {
             input = try job.input.openForReading(name)
@@ -64,6 +69,14 @@ public struct Pipeline {
             st = try input.stat()
             if let problem = Self.notARegularFile(st) {
                 throw JobFailure(.identify, "\"\(name)\" is \(problem); only regular files are documents", remedy: "Drop a regular file.")
+            }
+            if st.st_nlink > 1 {
+                // Another name of the same file may lie outside the drop folder,
+                // somewhere the person who dropped it could not read.
+                throw JobFailure(.identify, "\"\(name)\" is a hard link (the file has \(st.st_nlink) names); hard-linked files are not taken as documents", remedy: "Drop a copy of the file instead of a link to it.")
+            }
+            if Int64(st.st_size) > folder.maxFileSize {
+                throw JobFailure(.identify, "the file is \(Self.bytes(Int64(st.st_size))), more than this folder's max-file-size of \(Self.bytes(folder.maxFileSize))", remedy: "Drop a smaller file, or raise max-file-size for this folder.")
             }
             prefix = try input.readPrefix(1024)
         } catch let error as SystemError {
@@ -252,6 +265,17 @@ public struct Pipeline {
         case S_IFLNK: "a symbolic link"
         default: "not a regular file"
         }
+    }
+
+    static func bytes(_ n: Int64) -> String {
+        let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(n)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(n) bytes" : String(format: "%.1f %@", value, units[unit])
     }
 
     static func unique(_ warnings: [String]) -> [String] {

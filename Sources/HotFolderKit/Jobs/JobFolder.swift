@@ -18,8 +18,8 @@ public final class JobFolder: @unchecked Sendable {
     init(id: String, directory: Directory, originalName: String) throws(SystemError) {
         self.id = id
         self.directory = directory
-        self.input = try directory.subdirectory(Self.inputName, create: true)
-        self.output = try directory.subdirectory(Self.outputName, create: true)
+        self.input = try directory.subdirectory(Self.inputName, create: true, mode: 0o700)
+        self.output = try directory.subdirectory(Self.outputName, create: true, mode: 0o700)
         self.journal = try Journal(in: directory)
         self.originalName = originalName
     }
@@ -43,7 +43,7 @@ public final class JobFolder: @unchecked Sendable {
     /// under `jobs`: whoever renames first owns the file; nobody else can.
     public static func claim(_ name: String, from source: Directory, relativeFolder: String, into jobs: Directory) throws(SystemError) -> ClaimResult {
         let id = newID()
-        let directory = try jobs.subdirectory(id, create: true)
+        let directory = try jobs.subdirectory(id, create: true, mode: 0o700)
         let job = try JobFolder(id: id, directory: directory, originalName: name)
         do {
             try source.move(name, to: job.input, as: name, mode: .noReplace)

@@ -220,7 +220,7 @@ public final class HotFolderService: @unchecked Sendable {
         let relative = candidate.directory == folder.path ? "" : String(candidate.directory.dropFirst(folder.path.count + 1))
         let source: Directory
         do {
-            source = relative.isEmpty ? runtime.drop : try Directory(path: candidate.directory)
+            source = try runtime.drop.descend(relative)
         } catch {
             log.log(.debug, "\(candidate.path) is gone before it could be claimed: \(error)", folder: folder.name)
             return
@@ -428,7 +428,7 @@ public final class HotFolderService: @unchecked Sendable {
     static func writeErrorFile(for name: String, in folder: Directory, text: String) throws(SystemError) {
         let temporary = ".\(name).error.tmp"
         try? folder.remove(temporary)
-        let file = try folder.createFile(temporary, mode: 0o644)
+        let file = try folder.createFile(temporary)
         try file.write(Array(text.utf8))
         try file.sync()
         try folder.move(temporary, to: folder, as: name + ".error.txt", mode: .replace)
@@ -525,7 +525,7 @@ public final class HotFolderService: @unchecked Sendable {
     /// Claims a file from another file system: copy into the job, then remove the source.
     static func claimByCopy(_ name: String, from source: Directory, into jobs: Directory) throws -> JobFolder {
         let id = JobFolder.newID()
-        let directory = try jobs.subdirectory(id, create: true)
+        let directory = try jobs.subdirectory(id, create: true, mode: 0o700)
         let job = try JobFolder(id: id, directory: directory, originalName: name)
         let input = try source.openForReading(name)
         let copy = try job.input.createFile(name)

@@ -17,7 +17,7 @@ public final class Directory: @unchecked Sendable {
     private init(descriptor: FileDescriptor) { self.descriptor = descriptor }
 
     /// Opens a folder that may not exist yet, creating the missing components.
-    public static func create(path: String, mode: mode_t = 0o750) throws(SystemError) -> Directory {
+    public static func create(path: String, mode: mode_t = 0o777) throws(SystemError) -> Directory {
         if let existing = try? Directory(path: path) { return existing }
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
@@ -38,7 +38,7 @@ public final class Directory: @unchecked Sendable {
     }
 
     /// Opens (and creates, if missing) a subfolder without following a symlink.
-    public func subdirectory(_ name: String, create: Bool = false, mode: mode_t = 0o750) throws(SystemError) -> Directory {
+    public func subdirectory(_ name: String, create: Bool = false, mode: mode_t = 0o777) throws(SystemError) -> Directory {
         try checked(name)
         if create, mkdirat(descriptor.rawValue, name, mode) != 0, Glibc.errno != EEXIST {
             throw SystemError("create folder", path: child(name))
@@ -46,6 +46,17 @@ public final class Directory: @unchecked Sendable {
         let fd = openat(descriptor.rawValue, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw SystemError("open folder", path: child(name)) }
         return Directory(descriptor: FileDescriptor(adopting: fd, path: child(name)))
+    }
+
+    /// Opens a folder below this one, one component at a time, none of them
+    /// followed if it is a symlink (a subfolder of a drop folder swapped for a
+    /// link to /etc cannot redirect the service).
+    public func descend(_ relativePath: String) throws(SystemError) -> Directory {
+        var current = self
+        for component in relativePath.split(separator: "/") where !component.isEmpty {
+            current = try current.subdirectory(String(component))
+        }
+        return current
     }
 
     /// Opens a file for reading without following symlinks and without blocking
@@ -61,8 +72,9 @@ public final class Directory: @unchecked Sendable {
         return file
     }
 
-    /// Creates a new file that must not exist yet.
-    public func createFile(_ name: String, mode: mode_t = 0o640) throws(SystemError) -> FileDescriptor {
+    /// Creates a new file that must not exist yet; the process umask decides
+    /// the final mode (outputs never copy the input's permissions).
+    public func createFile(_ name: String, mode: mode_t = 0o666) throws(SystemError) -> FileDescriptor {
         try checked(name)
         let fd = openat(descriptor.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
         guard fd >= 0 else { throw SystemError("create", path: child(name)) }

@@ -198,6 +198,7 @@ final class ConfigurationTests: XCTestCase {
 
     func testSymlinkedSpellingOfTheSameFolderIsDetected() throws {
         let temp = TemporaryFolder("hf-config")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
         let real = temp.sub("real")
         XCTAssertEqual(symlink(real, temp.path + "/alias"), 0)
         let p = problems(["[folder a]", "path = \(real)", "export.to = /srv/out/a", "[folder b]", "path = \(temp.path)/alias", "export.to = /srv/out/b"])

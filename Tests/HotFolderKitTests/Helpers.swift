@@ -43,10 +43,15 @@ func writeFile(_ path: String, _ bytes: [UInt8]) {
 
 func writeFile(_ path: String, _ text: String) { writeFile(path, Array(text.utf8)) }
 
-/// The job folders still in a drop folder's service area.
+/// The instance name the test services use (`instance =` in [service]).
+let testInstance = "test"
+
+/// The job folders of the test instance still in a drop folder's service area.
 func jobFolders(of drop: String) -> [String] {
-    allEntries(in: drop + "/.hotfolder/jobs")
+    allEntries(in: jobsPath(of: drop))
 }
+
+func jobsPath(of drop: String) -> String { drop + "/.hotfolder/\(testInstance)/jobs" }
 
 // MARK: - PDFs
 
@@ -118,22 +123,24 @@ final class ServiceHarness {
     let drop: String
     let out: String
     let recorder = Recorder()
-    let service: HotFolderService
+    /// Released first when the harness goes, before the folders are removed.
+    private(set) var service: HotFolderService!
     var done: String { drop + "/done" }
     var failed: String { drop + "/failed" }
 
     /// `folderLines` are extra lines for `[folder test]`; the drop folder is
     /// `drop`, the export folder `out`, unless the lines say otherwise.
-    init(_ folderLines: String = "", settle: String = "0", workers: Int = 2, before: (ServiceHarness.Paths) throws -> Void = { _ in }) throws {
+    init(_ folderLines: String = "", settle: String = "0", workers: Int = 2, workerExecutable: String? = nil,
+         before: (ServiceHarness.Paths) throws -> Void = { _ in }) throws {
         temp = TemporaryFolder("hf-service")
         drop = temp.sub("drop")
         out = temp.path + "/out"
         try before(Paths(root: temp.path, drop: drop, out: out))
-        var lines = "[service]\nworkers = \(workers)\nlog-level = debug\n\n[folder test]\npath = drop\nsettle = \(settle)\n"
+        var lines = "[service]\nworkers = \(workers)\nlog-level = debug\ninstance = \(testInstance)\n\n[folder test]\npath = drop\nsettle = \(settle)\n"
         if !folderLines.contains("export.to") { lines += "export.to = out\n" }
         lines += folderLines
         let config = try configuration(lines, in: temp)
-        service = HotFolderService(configuration: config, delegate: recorder, logToStandardError: false)
+        service = HotFolderService(configuration: config, delegate: recorder, logToStandardError: false, workerExecutable: workerExecutable)
     }
 
     struct Paths {
@@ -146,12 +153,16 @@ final class ServiceHarness {
 
     /// Stops the service and lets queued jobs end before the folders go away.
     func stop() {
+        guard let service else { return }
         service.stop()
         let deadline = Date().addingTimeInterval(30)
         while service.pendingJobs > 0 && Date() < deadline { usleep(10_000) }
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        service = nil
+    }
 
     /// Waits until `count` jobs have ended (successfully or not).
     func waitForOutcomes(_ count: Int, timeout: Double = 60, file: StaticString = #filePath, line: UInt = #line) {
@@ -195,6 +206,33 @@ func runProcess(_ executable: String, _ arguments: [String], currentDirectory: S
     return ProcessResult(status: process.terminationStatus,
                          stdout: String(decoding: stdoutData, as: UTF8.self),
                          stderr: String(decoding: stderrData, as: UTF8.self))
+}
+
+/// The `hotfolder` executable built next to the test bundle.
+enum HotfolderExecutable {
+    static var path: String? {
+        var candidates: [URL] = []
+        if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
+        candidates.append(Bundle.main.bundleURL)
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
+        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+        for directory in candidates {
+            for sub in ["", ".."] {
+                let path = directory.appendingPathComponent(sub).appendingPathComponent("hotfolder").standardizedFileURL.path
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                   FileManager.default.isExecutableFile(atPath: path) {
+                    return path
+                }
+            }
+        }
+        return nil
+    }
+
+    static func require() throws -> String {
+        guard let path else { throw XCTSkip("the hotfolder executable is not built next to the tests (\(Bundle.main.bundleURL.path))") }
+        return path
+    }
 }
 
 /// qpdf's command-line tool, when installed (used to check the test PDFs).

@@ -288,6 +288,7 @@ final class PipelineTests: XCTestCase {
 
     func testSymlinkIsNotADocument() throws {
         let temp = TemporaryFolder("hf-pipeline")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
         let drop = temp.sub("drop")
         let config = try configuration("[folder test]\npath = drop\nexport.to = out\n", in: temp)
         let folder = try XCTUnwrap(config.folder(named: "test"))

@@ -21,6 +21,7 @@ final class TestPDFTests: XCTestCase {
     func testSamplesPassQpdfCheck() throws {
         guard let qpdf = qpdfTool else { throw XCTSkip("qpdf is not installed") }
         let temp = TemporaryFolder("hf-testpdf")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
         for (name, pdf) in Self.samples {
             let path = try pdf.write(to: temp.path + "/\(name).pdf")
             let check = try runProcess(qpdf, ["--check", path])
@@ -32,6 +33,7 @@ final class TestPDFTests: XCTestCase {
 
     func testSamplesOpenInTheEngine() throws {
         let temp = TemporaryFolder("hf-testpdf")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
         let samples = Dictionary(uniqueKeysWithValues: Self.samples)
         for (name, pdf) in samples {
             try pdf.write(to: temp.path + "/\(name).pdf")

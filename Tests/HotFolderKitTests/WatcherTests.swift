@@ -41,6 +41,7 @@ final class WatcherTests: XCTestCase {
         XCTAssertEqual(outcome.delivered, [h.out + "/copied.pdf"])
         XCTAssertEqual(outcome.originalNow, h.done + "/copied.pdf")
         XCTAssertEqual(readBytes(h.done + "/copied.pdf"), pdf(1))
+        XCTAssertTrue(h.recorder.logs.contains { $0.message.contains("(inotify") }, "watched with inotify: \(h.recorder.logText)")
     }
 
     func testMoveFromASiblingFolder() throws {
@@ -108,7 +109,8 @@ final class WatcherTests: XCTestCase {
     /// A writer that closes and reopens the file between chunks (some SMB and
     /// FTP clients): every close restarts the settle time.
     func testAppendingWriterThatClosesBetweenChunks() throws {
-        let h = try ServiceHarness(settle: "1s")
+        // 2 s: a loaded machine may stretch a 300 ms pause, and here every close counts.
+        let h = try ServiceHarness(settle: "2s")
         defer { h.stop() }
         h.start()
         let whole = pdf(1, pages: 8)
@@ -284,5 +286,68 @@ final class WatcherTests: XCTestCase {
         writeFile(h.drop + "/late.pdf", pdf(1))
         h.waitForOutcomes(1, timeout: 60)
         XCTAssertTrue(h.recorder.outcomes.first?.succeeded == true, h.recorder.logText)
+    }
+
+    /// A file whose name is not UTF-8 (Latin-1 from an old client or archive)
+    /// must not stay in the drop folder unprocessed and unreported.
+    func testNonUTF8FileNameIsNotSilentlyLeftBehind() throws {
+        let h = try ServiceHarness()
+        defer { h.stop() }
+        h.start()
+        let path: [UInt8] = Array((h.drop + "/caf").utf8) + [0xE9] + Array(".pdf".utf8) + [0]
+        let fd = path.withUnsafeBufferPointer { p in
+            p.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644) }
+        }
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        let bytes = pdf(1)
+        XCTAssertEqual(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, bytes.count)
+        close(fd)
+        writeFile(h.drop + "/sentinel.pdf", pdf(2))
+        waitUntil(timeout: 30, "the sentinel") { h.recorder.outcomes(for: "sentinel.pdf").count == 1 }
+        h.waitUntilIdle()
+        XCTAssertEqual(files(in: h.drop).filter { $0 != "done" && $0 != "failed" }, [],
+                       "left in the drop folder, unreported:\n\(h.recorder.logText)")
+        XCTAssertEqual(h.recorder.outcomes.count, 2, "the Latin-1-named document ends like any other")
+    }
+
+    // MARK: - polling (watch = poll, for network file systems)
+
+    func testPollingFolder() throws {
+        let h = try ServiceHarness("watch = poll\npoll-interval = 100ms\n")
+        defer { h.stop() }
+        writeFile(h.drop + "/early.pdf", pdf(1))
+        let staging = h.temp.sub("staging")
+        h.start()
+        writeFile(h.drop + "/copied.pdf", pdf(2))
+        writeFile(staging + "/moved.pdf", pdf(3))
+        XCTAssertEqual(rename(staging + "/moved.pdf", h.drop + "/moved.pdf"), 0)
+        writeFile(h.drop + "/x.part", pdf(4))
+        h.waitForOutcomes(3)
+        h.waitUntilIdle()
+        XCTAssertEqual(h.recorder.succeeded.map(\.original).sorted(), ["copied.pdf", "early.pdf", "moved.pdf"], h.recorder.logText)
+        XCTAssertTrue(h.recorder.logs.contains { $0.message.contains("polling every 100 ms") }, h.recorder.logText)
+        XCTAssertEqual(readBytes(h.drop + "/x.part"), pdf(4))
+    }
+
+    func testPollingSlowWriterIsNeverTakenEarly() throws {
+        let h = try ServiceHarness("watch = poll\npoll-interval = 100ms\n", settle: "1s")
+        defer { h.stop() }
+        h.start()
+        let whole = pdf(1, pages: 10)
+        let path = h.drop + "/slow.pdf"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        let chunks = 6
+        let size = (whole.count + chunks - 1) / chunks
+        for i in 0..<chunks {
+            let chunk = Array(whole[(i * size)..<min(whole.count, (i + 1) * size)])
+            XCTAssertEqual(chunk.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, chunk.count)
+            XCTAssertTrue(exists(path), "taken after \(i + 1) of \(chunks) chunks")
+            if i < chunks - 1 { usleep(300_000) }
+        }
+        close(fd)
+        h.waitForOutcomes(1)
+        XCTAssertTrue(h.recorder.outcomes.first?.succeeded == true, h.recorder.logText)
+        XCTAssertEqual(readBytes(h.done + "/slow.pdf"), whole)
     }
 }

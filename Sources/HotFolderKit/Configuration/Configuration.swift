@@ -201,8 +201,10 @@ struct ConfigurationLoader {
                 if let size = Self.size(entry.value), size == 0 || size >= 64 << 20 { config.jobMemory = size == 0 ? nil : size } else {
                     problem(entry.line, "job-memory must be a size of at least 64M such as 512M or 2G (0 for no limit), not \"\(entry.value)\"")
                 }
+            case "instance" where entry.value.isEmpty:
+                config.instance = ServiceConfiguration.defaultInstance
             case "instance":
-                if !entry.value.isEmpty, entry.value.count <= 64, !entry.value.hasPrefix("."),
+                if entry.value.count <= 64, !entry.value.hasPrefix("."),
                    entry.value.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
                     config.instance = entry.value
                 } else {

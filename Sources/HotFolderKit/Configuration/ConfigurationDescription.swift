@@ -1,3 +1,5 @@
+import Foundation
+
 extension ServiceConfiguration {
     /// The resolved configuration, as `hotfolder check` prints it: every key
     /// with the value in force, defaults included.
@@ -5,7 +7,7 @@ extension ServiceConfiguration {
         var lines = ["# \(file)", "[service]", "workers = \(workers)", "log-level = \(logLevel.rawValue)", "instance = \(instance)"]
         lines.append("cups-server = \(cupsServer ?? "(CUPS_SERVER or the libcups default)")")
         lines.append("user = \(user ?? "(the user that starts it)")")
-        lines.append("umask = \(String(umask, radix: 8))")
+        lines.append("umask = " + String(format: "%03o", umask))
         lines.append("generation = \(generation.rawValue)")
         lines.append("shutdown-timeout = \(HotFolderService.format(shutdownTimeout))")
         lines.append("job-timeout = \(HotFolderService.format(jobTimeout))")

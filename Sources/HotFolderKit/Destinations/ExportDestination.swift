@@ -33,8 +33,11 @@ struct ExportDestination {
             exporting.temporary = temporary
             try job.journal.append(exporting)
             let placed = try place(temporary, as: finalName)
+            // The folder is synced so the name is durable before the original
+            // leaves the job; the record itself may be lost (then the missing
+            // temporary file tells that the rename happened).
             try folder.sync()
-            try record(.exported, name: placed, job: job)
+            try record(.exported, name: placed, job: job, sync: false)
             return (placed, true)
         } catch let failure as JobFailure {
             throw failure
@@ -47,11 +50,11 @@ struct ExportDestination {
         }
     }
 
-    private func record(_ event: JournalRecord.Event, name: String, job: JobFolder) throws(SystemError) {
+    private func record(_ event: JournalRecord.Event, name: String, job: JobFolder, sync: Bool = true) throws(SystemError) {
         var r = JournalRecord(event)
         r.destination = .export
         r.name = name
-        try job.journal.append(r)
+        try job.journal.append(r, sync: sync)
     }
 
     /// Puts the staged file under the temporary name in the export folder.

@@ -16,11 +16,7 @@ public struct LogEntry: Sendable, CustomStringConvertible {
         return parts.joined(separator: " ")
     }
 
-    static func timestamp(_ date: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.string(from: date)
-    }
+    static func timestamp(_ date: Date) -> String { Clock.timestamp(date.timeIntervalSince1970) }
 }
 
 /// How a job ended.

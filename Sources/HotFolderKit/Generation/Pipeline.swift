@@ -286,15 +286,10 @@ public struct Pipeline {
     /// The values of the name template's placeholders for this document.
     public func templateValues(_ facts: DocumentFacts) -> [NameTemplate.Placeholder: String] {
         let (stem, ext) = FileNameSanitizer.split(job.originalName)
-        let date = DateFormatter()
-        date.locale = Locale(identifier: "en_US_POSIX")
-        date.dateFormat = "yyyy-MM-dd"
-        let time = DateFormatter()
-        time.locale = Locale(identifier: "en_US_POSIX")
-        time.dateFormat = "HH-mm-ss"
+        let seconds = Int(now.timeIntervalSince1970)
         return [
             .stem: stem, .ext: ext, .title: facts.title.flatMap { $0.isEmpty ? nil : $0 } ?? stem,
-            .folder: folder.name, .date: date.string(from: now), .time: time.string(from: now),
+            .folder: folder.name, .date: Clock.format("%Y-%m-%d", seconds: seconds), .time: Clock.format("%H-%M-%S", seconds: seconds),
         ]
     }
 }

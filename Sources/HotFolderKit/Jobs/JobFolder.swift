@@ -26,11 +26,7 @@ public final class JobFolder: @unchecked Sendable {
 
     /// A new, unique, sortable job id.
     public static func newID(now: Date = Date()) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.dateFormat = "yyyyMMdd'T'HHmmss"
-        return f.string(from: now) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        Clock.format("%Y%m%dT%H%M%S", seconds: Int(now.timeIntervalSince1970), utc: true) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
     }
 
     public enum ClaimResult {
@@ -55,7 +51,9 @@ public final class JobFolder: @unchecked Sendable {
         var record = JournalRecord(.claimed)
         record.name = name
         record.from = relativeFolder
-        try job.journal.append(record)
+        // Not synced: the original in in/ is the claim; a lost record only
+        // loses the subfolder it came from.
+        try job.journal.append(record, sync: false)
         return .claimed(job)
     }
 

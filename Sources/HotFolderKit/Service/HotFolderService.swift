@@ -258,7 +258,8 @@ public final class HotFolderService: @unchecked Sendable {
             }
             var record = JournalRecord(.generated)
             record.result = result
-            do { try job.journal.append(record) } catch {
+            // Not synced: a lost record means generating again, which is harmless.
+            do { try job.journal.append(record, sync: false) } catch {
                 return handle(JobFailure(.generate, "cannot write the job journal: \(error)", remedy: "Check free space in \(folder.serviceArea).", transient: true), job, runtime, warnings: result.warnings, attempt: attempt)
             }
             for warning in result.warnings { log.log(.warning, warning, folder: folder.name, job: job.id) }
@@ -392,12 +393,13 @@ public final class HotFolderService: @unchecked Sendable {
                 try job.input.remove(job.originalName)
             } else {
                 let done = try runtime.outputFolder(folder.doneFolder)
+                // No sync needed: if the move is lost in a crash, the original is back
+                // in the job and the journal (export recorded) finishes it again.
                 let name = try Self.moveNumbered(job.originalName, from: job.input, to: done)
-                try done.sync()
                 record.name = name
                 now = done.child(name)
             }
-            try job.journal.append(record)
+            try job.journal.append(record, sync: false)
         } catch {
             throw JobFailure(.finish, "the document was delivered, but the original cannot be moved to \(folder.doneFolder): \(error)",
                              remedy: "Make the done folder writable for the service; the move is retried and nothing is delivered twice.", transient: true)

@@ -29,6 +29,12 @@ let package = Package(
             dependencies: ["HotFolderKit"],
             path: "Sources/hotfolder"
         ),
+        // The benchmark's floor: the service's libqpdf work in a tight loop (bench/).
+        .executableTarget(
+            name: "hotfolder-floor",
+            dependencies: ["HotFolderKit"],
+            path: "Sources/hotfolder-floor"
+        ),
         .testTarget(
             name: "HotFolderKitTests",
             dependencies: ["HotFolderKit"],

@@ -20,10 +20,13 @@
 #include <utility>
 #include <set>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
 namespace {
+
+constexpr long kMemoryReadLimit = 16L << 20;
 
 // A document with thousands of broken objects yields thousands of warnings;
 // the job log needs the first few and a count.
@@ -32,6 +35,9 @@ constexpr size_t kMaxWarnings = 50;
 }
 
 struct hf_doc {
+    // Small files are parsed from memory: qpdf's stdio input costs hundreds of
+    // seek calls per document. Declared before `pdf`, so it outlives it.
+    std::string memory;
     QPDF pdf;
     std::string description;
     std::vector<std::string> warnings;
@@ -263,26 +269,50 @@ hf_doc *hf_doc_open_fd(int fd, const char *description, const char *password, hf
         if (!description) {
             throw std::invalid_argument("no description");
         }
-        int copy = dup(fd);
-        if (copy < 0) {
-            throw QPDFSystemError("dup", errno);
-        }
-        FILE *file = fdopen(copy, "rb");
-        if (!file) {
-            int e = errno;
-            close(copy);
-            throw QPDFSystemError("fdopen", e);
-        }
-        if (std::fseek(file, 0, SEEK_SET) != 0) {
-            int e = errno;
-            std::fclose(file);
-            throw QPDFSystemError("fseek", e);
-        }
         std::unique_ptr<hf_doc> doc(new hf_doc());
         doc->description = description;
         doc->pdf.setSuppressWarnings(true);
         doc->pdf.setAttemptRecovery(true);
-        doc->pdf.processFile(description, file, true, password);
+        struct stat st;
+        if (fstat(fd, &st) != 0) {
+            throw QPDFSystemError("fstat", errno);
+        }
+        if (S_ISREG(st.st_mode) && st.st_size <= kMemoryReadLimit) {
+            doc->memory.resize(static_cast<size_t>(st.st_size));
+            size_t filled = 0;
+            while (filled < doc->memory.size()) {
+                ssize_t n = pread(fd, &doc->memory[filled], doc->memory.size() - filled, static_cast<off_t>(filled));
+                if (n < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (n < 0) {
+                    throw QPDFSystemError("read", errno);
+                }
+                if (n == 0) {
+                    doc->memory.resize(filled); // shrank while being read
+                    break;
+                }
+                filled += static_cast<size_t>(n);
+            }
+            doc->pdf.processMemoryFile(description, doc->memory.data(), doc->memory.size(), password);
+        } else {
+            int copy = dup(fd);
+            if (copy < 0) {
+                throw QPDFSystemError("dup", errno);
+            }
+            FILE *file = fdopen(copy, "rb");
+            if (!file) {
+                int e = errno;
+                close(copy);
+                throw QPDFSystemError("fdopen", e);
+            }
+            if (std::fseek(file, 0, SEEK_SET) != 0) {
+                int e = errno;
+                std::fclose(file);
+                throw QPDFSystemError("fseek", e);
+            }
+            doc->pdf.processFile(description, file, true, password);
+        }
         // Parsing is lazy: touching the page tree now turns a broken one into an
         // open error rather than a surprise in the middle of generation.
         doc->pdf.getAllPages();

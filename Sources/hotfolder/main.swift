@@ -34,6 +34,10 @@ struct Arguments {
     init(_ argv: [String]) {
         var rest = argv.dropFirst()
         guard let first = rest.first else { fail(usage, exitUsage) }
+        if ["--help", "-h", "help"].contains(first) {
+            print(usage)
+            exit(0)
+        }
         command = first
         rest = rest.dropFirst()
         while let arg = rest.first {

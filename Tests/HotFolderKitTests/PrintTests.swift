@@ -275,7 +275,7 @@ final class PrintTests: XCTestCase {
 
     private func journalPaths() -> [String] {
         let jobs = drop + "/.hotfolder/test/jobs"
-        return ((try? FileManager.default.contentsOfDirectory(atPath: jobs)) ?? []).map { "\(jobs)/\($0)/journal" }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: jobs)) ?? []).map { "\(jobs)/\($0)/.journal" }
     }
 
     private func jobIsSubmitted() -> Bool {

@@ -295,7 +295,7 @@ struct ConfigurationLoader {
         if seen["path"] == nil {
             problem(section.line, "folder \(name) has no path: add path = /the/drop/folder")
         }
-        if let export = folder.export, export.exportFolder.isEmpty, problems.count == before {
+        if let export = folder.export, export.exportFolder.isEmpty {
             problem(section.line, "folder \(name) has export settings but no export.to folder")
         }
         if folder.export == nil && folder.print == nil {

@@ -48,7 +48,8 @@ struct INIFile {
     init(text: String, file: String) {
         var current: Section?
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift, so split on every kind of line end.
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
             lineNumber += 1
             let line = rawLine.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }

@@ -139,7 +139,7 @@ public struct Pipeline {
             documentIsPristine = false
             let indexes = try pageIndexes(options.pages, document: document, facts: facts, sharing: sharing)
             let title = sharing.title.map { FileNameSanitizer.cleanTitle($0.render(templateValues(facts))) }
-            let file = sharing.destination.rawValue + ".pdf"
+            let file = JobFolder.outputName(sharing.destination, ext: "pdf")
             do {
                 let output = try job.output.createFile(file)
                 try document.generate(pages: indexes.count == facts.pages ? nil : indexes, annotations: options.annotations.mode, title: title, output: output)
@@ -202,7 +202,7 @@ public struct Pipeline {
 
     func stageOriginal(_ input: FileDescriptor, sharing: SharingConfiguration, pages: String) throws(JobFailure) -> StagedOutput {
         let (_, ext) = FileNameSanitizer.split(job.originalName)
-        let file = sharing.destination.rawValue + ".original"
+        let file = JobFolder.outputName(sharing.destination, ext: "original")
         do {
             let output = try job.output.createFile(file)
             try output.copyContents(of: input)

@@ -1,27 +1,42 @@
 import Foundation
 import Glibc
 
-/// A claimed document's private folder in the drop folder's service area:
-/// `in/` holds the original, `out/` the staged results, `journal` the steps.
+/// A claimed document's private folder in the drop folder's service area: the
+/// original under its own name, the staged results as `.out-*`, the steps in
+/// `.journal`. One folder per job and no more: every new inode costs (measured:
+/// a mkdir here costs as much as flattening a small PDF).
 public final class JobFolder: @unchecked Sendable {
     public let id: String
     public let directory: Directory
-    public let input: Directory
-    public let output: Directory
+    /// Where the original is (the job folder).
+    public var input: Directory { directory }
+    /// Where staged results go (the job folder, as `.out-*` files).
+    public var output: Directory { directory }
     public let journal: Journal
     /// The original's file name, as it was dropped.
     public let originalName: String
 
-    static let inputName = "in"
-    static let outputName = "out"
+    /// Staged results are named with this prefix; an original never starts
+    /// with a dot (the watcher ignores dotfiles, `process` refuses them).
+    static let outputPrefix = ".out-"
 
     init(id: String, directory: Directory, originalName: String) throws(SystemError) {
         self.id = id
         self.directory = directory
-        self.input = try directory.subdirectory(Self.inputName, create: true, mode: 0o700)
-        self.output = try directory.subdirectory(Self.outputName, create: true, mode: 0o700)
         self.journal = try Journal(in: directory)
         self.originalName = originalName
+    }
+
+    /// The staged file name for a destination's result.
+    static func outputName(_ destination: DestinationKind, ext: String) -> String {
+        outputPrefix + destination.rawValue + "." + ext
+    }
+
+    /// Removes the staged results of an interrupted generation.
+    func removeOutputs() {
+        for entry in (try? directory.entries()) ?? [] where entry.name.hasPrefix(Self.outputPrefix) {
+            try? directory.remove(entry.name)
+        }
     }
 
     /// A new, unique, sortable job id.
@@ -60,8 +75,7 @@ public final class JobFolder: @unchecked Sendable {
     /// Reopens a job folder left by an earlier run; nil when it holds no original.
     public static func reopen(id: String, in jobs: Directory) -> JobFolder? {
         guard let directory = try? jobs.subdirectory(id),
-              let input = try? directory.subdirectory(inputName),
-              let name = (try? input.entries())?.first?.name else { return nil }
+              let name = (try? directory.entries())?.first(where: { !$0.name.hasPrefix(".") })?.name else { return nil }
         return try? JobFolder(id: id, directory: directory, originalName: name)
     }
 

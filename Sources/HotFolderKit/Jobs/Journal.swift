@@ -23,7 +23,7 @@ public struct JournalRecord: Sendable, Codable, Equatable {
 
 /// A job's append-only journal file.
 public final class Journal: @unchecked Sendable {
-    public static let fileName = "journal"
+    public static let fileName = ".journal"
     private let file: FileDescriptor
     public private(set) var records: [JournalRecord]
 

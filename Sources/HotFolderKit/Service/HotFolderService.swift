@@ -250,7 +250,7 @@ public final class HotFolderService: @unchecked Sendable {
             result = generated
         } else {
             // Leftovers of an interrupted generation are redone from the original.
-            for entry in (try? job.output.entries()) ?? [] { try? job.output.remove(entry.name) }
+            job.removeOutputs()
             do {
                 result = try generator.generate(folder: folder, job: job)
             } catch {
@@ -491,6 +491,9 @@ public final class HotFolderService: @unchecked Sendable {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let directory = (absolute as NSString).deletingLastPathComponent
         let fileName = (absolute as NSString).lastPathComponent
+        guard !fileName.hasPrefix(".") else {
+            throw ServiceError("\(path): hidden files (names starting with a dot) are not documents; rename it")
+        }
         let job: JobFolder
         do {
             let source = try Directory(path: directory)

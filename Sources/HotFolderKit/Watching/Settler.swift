@@ -84,7 +84,9 @@ public final class Settler: WatchSink, @unchecked Sendable {
             pending[c] = nil
             writing.remove(c)
         case .folderGone, .overflow:
-            onEvent(event)
+            // Off this queue: the owner may cancel this settler in response.
+            let onEvent = self.onEvent
+            DispatchQueue.global().async { onEvent(event) }
         }
     }
 

@@ -58,7 +58,7 @@ final class PrintTests: XCTestCase {
         print.sides = two-sided-long-edge
         print.media = A4
         print.pages = 2-3
-        print.options = job-priority=60
+        print.options = job-priority=60 hf-note="a;touch /tmp/hf-pwned $(id)"
         """, recorder: recorder)
         service.start()
         defer { service.stop() }
@@ -85,6 +85,9 @@ final class PrintTests: XCTestCase {
         XCTAssertEqual(options["sides"] as? String, "two-sided-long-edge")
         XCTAssertEqual(options["media"] as? String, "A4")
         XCTAssertEqual(capture.metadata["copies"] as? Int, 2)
+        // An option value with shell metacharacters is only an option value.
+        XCTAssertTrue((capture.metadata["options_raw"] as? String ?? "").contains("touch /tmp/hf-pwned"), "\(capture.metadata)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/hf-pwned"))
         XCTAssertTrue((capture.metadata["title"] as? String ?? "").hasPrefix("Quarterly ["), "job name from {title|stem} plus the job id")
         XCTAssertTrue(FileManager.default.fileExists(atPath: drop + "/done/report.pdf"))
     }

@@ -86,7 +86,7 @@ final class PrintTests: XCTestCase {
         XCTAssertEqual(options["media"] as? String, "A4")
         XCTAssertEqual(capture.metadata["copies"] as? Int, 2)
         // An option value with shell metacharacters is only an option value.
-        XCTAssertTrue((capture.metadata["options_raw"] as? String ?? "").contains("touch /tmp/hf-pwned"), "\(capture.metadata)")
+        XCTAssertEqual(options["hf-note"] as? String, "a;touch /tmp/hf-pwned $(id)", "\(capture.metadata)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/hf-pwned"))
         XCTAssertTrue((capture.metadata["title"] as? String ?? "").hasPrefix("Quarterly ["), "job name from {title|stem} plus the job id")
         XCTAssertTrue(FileManager.default.fileExists(atPath: drop + "/done/report.pdf"))

@@ -42,3 +42,7 @@ long hf_filesystem_type(const char *path) {
     if (statfs(path, &fs) != 0) return -1;
     return (long)fs.f_type;
 }
+
+int hf_syncfs(int fd) {
+    return syncfs(fd);
+}

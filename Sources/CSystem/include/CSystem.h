@@ -19,3 +19,4 @@ int hf_spawn(const char *path, char *const argv[], int stdin_fd, int stdout_fd, 
 int hf_pipe_cloexec(int fds[2]);
 // The file system type (statfs f_type) of path, or -1 with errno set.
 long hf_filesystem_type(const char *path);
+int hf_syncfs(int fd);

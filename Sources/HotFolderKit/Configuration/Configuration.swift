@@ -465,11 +465,15 @@ struct ConfigurationLoader {
         for (suffix, factor) in units where t.hasSuffix(suffix) {
             let number = t.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
             // "ms" ends in "s": only accept the unit whose prefix is a number.
-            if let v = Double(number), v >= 0, v.isFinite { return v * factor }
+            if let v = Double(number), v >= 0, v * factor <= maxDuration { return v * factor }
         }
-        if let v = Double(t), v >= 0, v.isFinite { return v }
+        if let v = Double(t), v >= 0, v <= maxDuration { return v }
         return nil
     }
+
+    /// The longest duration the service can wait (a DispatchTime's nanoseconds,
+    /// about 292 years); longer ones, such as 1e300h, would trap when printed.
+    static let maxDuration = Double(Int64.max) / 1e9
 
     /// `512M`, `2G`, `1024K`, or plain bytes.
     public static func size(_ s: String) -> Int? {

@@ -129,12 +129,23 @@ public enum FileNameSanitizer {
     /// unless the rendered name already ends with it).
     public static func fileName(rendered: String, ext: String) -> String {
         var base = rendered
-        if !ext.isEmpty, base.lowercased().hasSuffix("." + ext.lowercased()) {
+        // "{title}.pdf" with a title "report.pdf" must not give report.pdf.pdf.
+        while !ext.isEmpty, base.lowercased().hasSuffix("." + ext.lowercased()), base.count > ext.count + 1 {
             base.removeLast(ext.count + 1)
         }
         let cleanExt = sanitize(ext, fallback: "").replacingOccurrences(of: " ", with: "")
         let cleanBase = sanitize(base)
         return cleanExt.isEmpty ? cleanBase : cleanBase + "." + cleanExt
+    }
+
+    /// `name` shortened (its stem, keeping the extension) to at most `limit`
+    /// UTF-8 bytes, so that a suffix such as `.error.txt` still fits in 255.
+    public static func fitting(_ name: String, limit: Int) -> String {
+        guard name.utf8.count > limit else { return name }
+        let (stem, ext) = split(name)
+        let tail = ext.isEmpty ? "" : "." + ext
+        let room = max(1, limit - tail.utf8.count)
+        return truncate(stem, toUTF8Bytes: room) + tail
     }
 
     /// `name (2).pdf`, `name (3).pdf`, … for collision renaming.

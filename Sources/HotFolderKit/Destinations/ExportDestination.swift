@@ -7,6 +7,7 @@ import Glibc
 struct ExportDestination {
     let sharing: SharingConfiguration
     let folder: Directory
+    let durability: SyncBatcher
 
     /// Delivers `output` and returns the final file name, and whether it was
     /// delivered now (false: an earlier run had delivered it).
@@ -31,12 +32,16 @@ struct ExportDestination {
             exporting.destination = .export
             exporting.name = finalName
             exporting.temporary = temporary
-            try job.journal.append(exporting)
+            try job.journal.append(exporting, sync: false)
+            // The result's bytes and the record that it is being published are
+            // durable before its final name exists: a crash can neither show a
+            // partial file nor make a restart publish it twice.
+            try durability.sync([job.directory.descriptor, folder.descriptor])
             let placed = try place(temporary, as: finalName)
-            // The folder is synced so the name is durable before the original
-            // leaves the job; the record itself may be lost (then the missing
-            // temporary file tells that the rename happened).
-            try folder.sync()
+            // The name is durable before the original leaves the job; the record
+            // itself may be lost (then the missing temporary file tells that the
+            // rename happened).
+            try durability.sync([folder.descriptor])
             try record(.exported, name: placed, job: job, sync: false)
             return (placed, true)
         } catch let failure as JobFailure {
@@ -70,7 +75,6 @@ struct ExportDestination {
         try? folder.remove(temporary)
         let copy = try folder.createFile(temporary)
         try copy.copyContents(of: input)
-        try copy.sync()
     }
 
     private func place(_ temporary: String, as name: String) throws -> String {

@@ -141,9 +141,10 @@ public struct Pipeline {
             let title = sharing.title.map { FileNameSanitizer.cleanTitle($0.render(templateValues(facts))) }
             let file = JobFolder.outputName(sharing.destination, ext: "pdf")
             do {
+                // Not synced here: the destination makes it durable (in a group
+                // commit) before it is published under its final name.
                 let output = try job.output.createFile(file)
                 try document.generate(pages: indexes.count == facts.pages ? nil : indexes, annotations: options.annotations.mode, title: title, output: output)
-                try output.sync()
             } catch let error as PDFError {
                 if error.kind == .outOfMemory { throw Self.outOfMemory }
                 throw JobFailure(.generate, "the PDF engine could not write the result: \(error.message)", remedy: "Open the document in a PDF viewer, save or print it to a new PDF, and drop that.")
@@ -206,7 +207,6 @@ public struct Pipeline {
         do {
             let output = try job.output.createFile(file)
             try output.copyContents(of: input)
-            try output.sync()
         } catch {
             throw JobFailure(.generate, "cannot copy the original: \(error)", remedy: "Check free space and permissions of \(folder.serviceArea).", transient: error.isTransient)
         }

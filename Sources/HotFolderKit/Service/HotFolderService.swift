@@ -33,6 +33,8 @@ public final class HotFolderService: @unchecked Sendable {
 
 
     let generator: Generator
+    /// Group commit of the syncs that exactly-once needs.
+    let durability = SyncBatcher()
 
     /// - Parameter workerExecutable: the `hotfolder` binary, started as
     ///   `hotfolder worker` for isolated generation; nil generates in this process.
@@ -41,11 +43,13 @@ public final class HotFolderService: @unchecked Sendable {
         self.current = Mutex(configuration)
         self.delegate = delegate
         self.log = Logger(level: configuration.logLevel, delegate: delegate, toStandardError: logToStandardError)
-        self.pool = WorkerPool(size: configuration.workers)
+        // Twice as many job threads as generators: while some wait for a sync
+        // or a rename, the others generate.
+        self.pool = WorkerPool(size: configuration.workers * 2)
         if configuration.generation == .workers, let workerExecutable {
-            generator = Generator(mode: .workers(executable: workerExecutable, timeout: configuration.jobTimeout, memoryLimit: configuration.jobMemory))
+            generator = Generator(mode: .workers(executable: workerExecutable, timeout: configuration.jobTimeout, memoryLimit: configuration.jobMemory), concurrency: configuration.workers)
         } else {
-            generator = Generator(mode: .inProcess)
+            generator = Generator(mode: .inProcess, concurrency: configuration.workers)
         }
     }
 
@@ -275,7 +279,7 @@ public final class HotFolderService: @unchecked Sendable {
                     do { exportFolder = try runtime.outputFolder(sharing.exportFolder) } catch {
                         throw JobFailure(.export, "cannot open the export folder: \(error)", remedy: "Create \(sharing.exportFolder) or make it writable for the service; the document waits and is retried.", transient: true)
                     }
-                    let (name, now) = try ExportDestination(sharing: sharing, folder: exportFolder).deliver(output, job: job, values: values)
+                    let (name, now) = try ExportDestination(sharing: sharing, folder: exportFolder, durability: durability).deliver(output, job: job, values: values)
                     delivered.append(exportFolder.child(name))
                     if now {
                         log.log(.info, "exported \(name) (\(output.format.rawValue), pages \(output.pages), annotations \(output.annotations.rawValue))", folder: folder.name, job: job.id)
@@ -427,20 +431,30 @@ public final class HotFolderService: @unchecked Sendable {
         }
     }
 
+    /// `<name>.error.txt`, with the name shortened where that would pass the
+    /// 255-byte limit of a file name.
+    static func errorFileName(for name: String) -> String {
+        let suffix = ".error.txt"
+        return FileNameSanitizer.fitting(name, limit: 255 - suffix.utf8.count) + suffix
+    }
+
     static func writeErrorFile(for name: String, in folder: Directory, text: String) throws(SystemError) {
-        let temporary = ".\(name).error.tmp"
+        let temporary = ".hf-error-\(UInt64.random(in: 0...UInt64.max)).tmp"
         try? folder.remove(temporary)
         let file = try folder.createFile(temporary)
         try file.write(Array(text.utf8))
         try file.sync()
-        try folder.move(temporary, to: folder, as: name + ".error.txt", mode: .replace)
+        try folder.move(temporary, to: folder, as: errorFileName(for: name), mode: .replace)
     }
 
-    /// Moves `name` into `target`, as `name (2)` etc. when taken; never overwrites.
+    /// Moves `name` into `target`, as `name (2)` etc. when taken (shortened
+    /// where the number would pass 255 bytes); never overwrites.
     static func moveNumbered(_ name: String, from source: Directory, to target: Directory) throws(SystemError) -> String {
         var n = 1
         while true {
-            let candidate = n == 1 ? name : FileNameSanitizer.numbered(name, n)
+            let limit = 255
+            let candidate = n == 1 ? FileNameSanitizer.fitting(name, limit: limit)
+                : FileNameSanitizer.numbered(FileNameSanitizer.fitting(name, limit: limit - " (\(n))".utf8.count), n)
             do {
                 try source.move(name, to: target, as: candidate, mode: .noReplace)
                 return candidate
@@ -462,7 +476,7 @@ public final class HotFolderService: @unchecked Sendable {
                 if let dir = try? runtime.jobs.subdirectory(entry.name) {
                     let records = Journal.read(dir)
                     if let failing = records.last(where: { $0.event == .failing }), let name = failing.name, let failure = failing.failure,
-                       let failed = try? runtime.outputFolder(runtime.config.failedFolder), !failed.exists(name + ".error.txt") {
+                       let failed = try? runtime.outputFolder(runtime.config.failedFolder), !failed.exists(Self.errorFileName(for: name)) {
                         try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: entry.name, failure: failure, warnings: []))
                     }
                 }

@@ -13,10 +13,17 @@ final class Generator: Sendable {
 
     let mode: Mode
     private let idle = Mutex<[WorkerProcess]>([])
+    /// At most `workers` documents are generated at once (one per core).
+    private let slots: DispatchSemaphore
 
-    init(mode: Mode) { self.mode = mode }
+    init(mode: Mode, concurrency: Int) {
+        self.mode = mode
+        self.slots = DispatchSemaphore(value: max(1, concurrency))
+    }
 
     func generate(folder: FolderConfiguration, job: JobFolder, now: Date = Date()) throws(JobFailure) -> PipelineResult {
+        slots.wait()
+        defer { slots.signal() }
         guard case .workers(let executable, let timeout, let memoryLimit) = mode else {
             return try Pipeline(folder: folder, job: job, now: now).run()
         }

@@ -5,6 +5,10 @@ import Foundation
 public struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
     public enum Placeholder: String, Sendable, CaseIterable {
         case stem, ext, title, folder, date, time
+        /// The document's number of pages.
+        case pages
+        /// A per-folder counter, 1, 2, 3, … (kept across restarts).
+        case n
     }
 
     enum Piece: Sendable, Hashable {

@@ -40,11 +40,14 @@ public struct Pipeline {
     /// Holds the original in `in/` and receives outputs in `out/`.
     public let job: JobFolder
     public let now: Date
+    /// The folder's counter value for this document ({n}).
+    public let number: Int?
 
-    public init(folder: FolderConfiguration, job: JobFolder, now: Date = Date()) {
+    public init(folder: FolderConfiguration, job: JobFolder, now: Date = Date(), number: Int? = nil) {
         self.folder = folder
         self.job = job
         self.now = now
+        self.number = number
     }
 
     public func run() throws(JobFailure) -> PipelineResult {
@@ -290,6 +293,7 @@ public struct Pipeline {
         return [
             .stem: stem, .ext: ext, .title: facts.title.flatMap { $0.isEmpty ? nil : $0 } ?? stem,
             .folder: folder.name, .date: Clock.format("%Y-%m-%d", seconds: seconds), .time: Clock.format("%H-%M-%S", seconds: seconds),
+            .pages: facts.pages > 0 ? String(facts.pages) : "", .n: number.map(String.init) ?? "",
         ]
     }
 }

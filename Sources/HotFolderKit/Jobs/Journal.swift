@@ -17,6 +17,8 @@ public struct JournalRecord: Sendable, Codable, Equatable {
     public var failure: JobFailure?
     public var printJob: Int32?
     public var printJobName: String?
+    /// The folder's counter value given to this job ({n}).
+    public var number: Int?
 
     public init(_ event: Event) { self.event = event }
 }

@@ -21,6 +21,10 @@ final class FolderRuntime: @unchecked Sendable {
     /// The print destination's printer state, shared by the folder's jobs.
     let printer: PrinterAvailability?
 
+    /// The {n} counter, persisted beside the jobs so numbers are not reused
+    /// after a restart.
+    private let counter: Mutex<(value: Int, file: FileDescriptor?)>
+
     /// Held while this instance serves the folder: a second service with the
     /// same instance name would resume the first one's jobs as its own.
     private let lock: FileDescriptor
@@ -39,6 +43,21 @@ final class FolderRuntime: @unchecked Sendable {
             throw SystemError("lock (another hotfolder with instance \"\(service.instance)\" serves this folder)", path: own.child("lock"))
         }
         jobs = try own.subdirectory("jobs", create: true, mode: 0o750)
+        let saved = (try? own.openForReading("counter")).flatMap { try? $0.readAll(limit: 64) }
+            .flatMap { Int(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        counter = Mutex((saved, try? own.openForAppending("counter")))
+    }
+
+    /// The next value of the folder's counter.
+    func nextNumber() -> Int {
+        counter.withLock { c in
+            c.value += 1
+            if let file = c.file {
+                _ = ftruncate(file.rawValue, 0)
+                try? file.write(Array("\(c.value)\n".utf8))
+            }
+            return c.value
+        }
     }
 
     /// Opens (creating when missing) one of the folder's output folders.

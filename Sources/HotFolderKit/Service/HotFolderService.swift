@@ -248,27 +248,34 @@ public final class HotFolderService: @unchecked Sendable {
     @discardableResult
     func run(_ job: JobFolder, _ runtime: FolderRuntime, attempt: Int) -> JobOutcome? {
         let folder = runtime.config
+        // Names and titles use the time the document was claimed, so a resumed
+        // job gets the same {date} and {time}.
+        let claimedAt = Date(timeIntervalSince1970: job.journal.last(.claimed)?.time ?? Date().timeIntervalSince1970)
         var result: PipelineResult
+        var number = job.journal.last(.generated)?.number
         if let generated = job.journal.last(.generated)?.result,
            generated.outputs.allSatisfy({ job.output.exists($0.file) || job.journal.last(.exported, destination: $0.destination) != nil || job.journal.last(.exporting, destination: $0.destination) != nil }) {
             result = generated
         } else {
             // Leftovers of an interrupted generation are redone from the original.
             job.removeOutputs()
+            let assigned = number ?? runtime.nextNumber()
+            number = assigned
             do {
-                result = try generator.generate(folder: folder, job: job)
+                result = try generator.generate(folder: folder, job: job, now: claimedAt, number: assigned)
             } catch {
                 return handle(error, job, runtime, warnings: [], attempt: attempt)
             }
             var record = JournalRecord(.generated)
             record.result = result
+            record.number = number
             // Not synced: a lost record means generating again, which is harmless.
             do { try job.journal.append(record, sync: false) } catch {
                 return handle(JobFailure(.generate, "cannot write the job journal: \(error)", remedy: "Check free space in \(folder.serviceArea).", transient: true), job, runtime, warnings: result.warnings, attempt: attempt)
             }
             for warning in result.warnings { log.log(.warning, warning, folder: folder.name, job: job.id) }
         }
-        let values = Pipeline(folder: folder, job: job).templateValues(result.facts)
+        let values = Pipeline(folder: folder, job: job, now: claimedAt, number: number).templateValues(result.facts)
         var delivered: [String] = []
         for output in result.outputs {
             guard let sharing = folder.destinations.first(where: { $0.destination == output.destination }) else { continue }

@@ -8,6 +8,7 @@ public struct GenerationRequest: Sendable, Codable {
     public var jobDirectory: String
     public var originalName: String
     public var now: Double
+    public var number: Int?
 }
 
 public enum GenerationResponse: Sendable, Codable {

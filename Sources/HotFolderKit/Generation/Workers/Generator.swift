@@ -21,11 +21,11 @@ final class Generator: Sendable {
         self.slots = DispatchSemaphore(value: max(1, concurrency))
     }
 
-    func generate(folder: FolderConfiguration, job: JobFolder, now: Date = Date()) throws(JobFailure) -> PipelineResult {
+    func generate(folder: FolderConfiguration, job: JobFolder, now: Date = Date(), number: Int? = nil) throws(JobFailure) -> PipelineResult {
         slots.wait()
         defer { slots.signal() }
         guard case .workers(let executable, let timeout, let memoryLimit) = mode else {
-            return try Pipeline(folder: folder, job: job, now: now).run()
+            return try Pipeline(folder: folder, job: job, now: now, number: number).run()
         }
         let worker: WorkerProcess
         do {
@@ -33,7 +33,7 @@ final class Generator: Sendable {
         } catch {
             throw JobFailure(.generate, "cannot start a worker process: \(error)", remedy: "Check the service's limits (processes, memory); the job is retried.", transient: true)
         }
-        let request = GenerationRequest(folder: folder, jobDirectory: job.directory.path, originalName: job.originalName, now: now.timeIntervalSince1970)
+        let request = GenerationRequest(folder: folder, jobDirectory: job.directory.path, originalName: job.originalName, now: now.timeIntervalSince1970, number: number)
         switch worker.generate(request, timeout: timeout) {
         case .answered(let response):
             idle.withLock { $0.append(worker) }

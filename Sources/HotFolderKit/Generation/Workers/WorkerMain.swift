@@ -40,7 +40,7 @@ public enum WorkerMain {
             return .failure(JobFailure(.generate, "the worker cannot open the job folder: \(error)", remedy: "Check the service area's permissions.", transient: true))
         }
         do {
-            return .result(try Pipeline(folder: request.folder, job: job, now: Date(timeIntervalSince1970: request.now)).run())
+            return .result(try Pipeline(folder: request.folder, job: job, now: Date(timeIntervalSince1970: request.now), number: request.number).run())
         } catch {
             return .failure(error)
         }

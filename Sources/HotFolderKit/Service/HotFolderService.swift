@@ -211,11 +211,38 @@ public final class HotFolderService: @unchecked Sendable {
 
     // MARK: - jobs
 
+    /// Documents beyond this many waiting for a job thread stay in their folder
+    /// (unclaimed) and are picked up by a rescan once the queue has drained, so
+    /// memory stays bounded however many files land at once.
+    public var maxQueuedDocuments = 10_000
+    private let deferredFolders = Mutex<Set<String>>([])
+
     private func enqueue(_ candidate: Candidate, folder: String) {
         guard !isStopping else { return }
+        if pool.pending >= maxQueuedDocuments {
+            let first = deferredFolders.withLock { $0.insert(folder).inserted }
+            if first {
+                log.log(.info, "more than \(maxQueuedDocuments) documents wait; the rest stay in the folder until the queue drains", folder: folder)
+            }
+            return
+        }
         pool.submit { [weak self] in
             guard let self, let runtime = self.runtimes.withLock({ $0[folder] }) else { return }
             self.claimAndRun(candidate, runtime)
+            self.rescanDeferredIfDrained()
+        }
+    }
+
+    private func rescanDeferredIfDrained() {
+        guard pool.pending <= maxQueuedDocuments / 2 else { return }
+        let folders = deferredFolders.withLock { d -> Set<String> in
+            defer { d.removeAll() }
+            return d
+        }
+        for name in folders {
+            guard let runtime = runtimes.withLock({ $0[name] }) else { continue }
+            if let token = runtime.hubToken.withLock({ $0 }) { InotifyHub.shared.rescan(token) }
+            runtime.poller.withLock { $0 }?.announceAgain()
         }
     }
 

@@ -52,6 +52,14 @@ final class Poller: @unchecked Sendable {
         }
     }
 
+    /// Hands every stable file to the settler again at the next poll (after
+    /// the service had to leave some in the folder).
+    func announceAgain() {
+        queue.async { [self] in
+            for key in seen.keys { seen[key]?.announced = false }
+        }
+    }
+
     private func poll() {
         var current: [String: (Int64, Int64, String, String)] = [:]
         guard let top = try? Directory(path: root) else {

@@ -120,10 +120,21 @@ final class PrintTests: XCTestCase {
         }
         XCTAssertTrue(recorder.outcomes.isEmpty, "nothing failed while the printer was stopped")
         XCTAssertEqual(recorder.logs.filter { $0.message.contains("printing paused") }.count, 1, "the reason is logged once")
+        // `hotfolder status` says which source said no, and why each document waits.
+        let config = try ServiceConfiguration.load(file: temp.path + "/hotfolder.conf")
+        waitUntil(timeout: 30, "the status to show the stopped printer") {
+            let report = FolderStatus.report(for: config)
+            return report.contains("print → queue station: UNAVAILABLE (printer says: the printer station is stopped")
+                && report.contains("waiting: 3") && report.contains("doc1.pdf: ")
+        }
         try cups.tool("cupsenable", ["station"])
         waitUntil(timeout: 60, "three printed jobs") { recorder.outcomes.count == 3 }
         XCTAssertTrue(recorder.outcomes.allSatisfy(\.succeeded))
         XCTAssertEqual(captures().count, 3)
+        waitUntil(timeout: 30, "the status to show the printer back") {
+            let report = FolderStatus.report(for: config)
+            return report.contains("print → queue station: available") && !report.contains("waiting:")
+        }
     }
 
     /// cupsreject: documents wait and print once the queue accepts again.

@@ -15,8 +15,9 @@ final class FolderRuntime: @unchecked Sendable {
     let poller = Mutex<Poller?>(nil)
     /// Set once when watching starts, cancelled when it stops.
     var rescanTimer: DispatchSourceTimer?
-    /// The last reason each job waits, so a retry logs a reason once, not every time.
-    let waitingReasons = Mutex<[String: String]>([:])
+    /// Availability and waiting documents, for the log (once per change) and
+    /// for `hotfolder status`.
+    let status: StatusBoard
 
     /// The print destination's printer state, shared by the folder's jobs.
     let printer: PrinterAvailability?
@@ -43,6 +44,7 @@ final class FolderRuntime: @unchecked Sendable {
             throw SystemError("lock (another hotfolder with instance \"\(service.instance)\" serves this folder)", path: own.child("lock"))
         }
         jobs = try own.subdirectory("jobs", create: true, mode: 0o750)
+        status = StatusBoard(folder: config, instance: service.instance, directory: own)
         let saved = (try? own.openForReading("counter")).flatMap { try? $0.readAll(limit: 64) }
             .flatMap { Int(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
         counter = Mutex((saved, try? own.openForAppending("counter")))

@@ -1,8 +1,12 @@
 import Foundation
+import Glibc
 
-/// What `hotfolder status` shows, read from the folders themselves.
+/// What `hotfolder status` shows: per folder, what the running service
+/// reported (each destination's availability and, when unavailable, which
+/// source said no and why; the documents that wait and why), and what lies in
+/// the folders themselves.
 public enum FolderStatus {
-    public static func report(for configuration: ServiceConfiguration) -> String {
+    public static func report(for configuration: ServiceConfiguration, now: Date = Date()) -> String {
         var lines: [String] = []
         let fm = FileManager.default
         for folder in configuration.folders {
@@ -12,23 +16,39 @@ public enum FolderStatus {
                 lines.append("  the drop folder does not exist (unmounted share?); documents wait until it is back")
                 continue
             }
-            let waiting = ((try? fm.contentsOfDirectory(atPath: folder.path)) ?? []).filter { name in
-                IgnoreRules(ignore: folder.ignore, include: folder.include).reasonToSkip(file: name) == nil &&
-                    !fm.fileExists(atPath: folder.path + "/" + name + "/.")
+            let rules = IgnoreRules(ignore: folder.ignore, include: folder.include)
+            let unclaimed = ((try? fm.contentsOfDirectory(atPath: folder.path)) ?? []).filter { name in
+                rules.reasonToSkip(file: name) == nil && !fm.fileExists(atPath: folder.path + "/" + name + "/.")
             }
-            let jobs = (try? fm.contentsOfDirectory(atPath: folder.serviceArea + "/" + configuration.instance + "/jobs")) ?? []
             let failed = ((try? fm.contentsOfDirectory(atPath: folder.failedFolder)) ?? []).filter { $0.hasSuffix(".error.txt") }
-            lines.append("  waiting to settle or be claimed: \(waiting.count)")
-            lines.append("  claimed and in progress: \(jobs.count)")
-            lines.append("  failed (see \(folder.failedFolder)): \(failed.count)")
-            for d in folder.destinations {
-                if d.destination == .export {
+            let board = StatusBoard.read(serviceArea: folder.serviceArea, instance: configuration.instance)
+            if let board, kill(board.pid, 0) == 0 {
+                let age = max(0, Int(now.timeIntervalSince1970 - board.updated))
+                lines.append("  served by instance \(board.instance) (pid \(board.pid)), reported \(age) s ago")
+                for d in board.destinations {
+                    if d.available {
+                        lines.append("  \(d.destination.rawValue) → \(d.target): available")
+                    } else {
+                        lines.append("  \(d.destination.rawValue) → \(d.target): UNAVAILABLE (\(d.source ?? "unknown source") says: \(d.reason ?? "no reason given"))")
+                    }
+                }
+                lines.append("  in progress: \(board.inProgress)")
+                if !board.waiting.isEmpty {
+                    lines.append("  waiting: \(board.waiting.count)")
+                    for w in board.waiting.prefix(20) { lines.append("    \(w.document): \(w.reason)") }
+                    if board.waiting.count > 20 { lines.append("    … and \(board.waiting.count - 20) more") }
+                }
+            } else {
+                lines.append("  not served right now (no running service for instance \(configuration.instance))")
+                let jobs = (try? fm.contentsOfDirectory(atPath: folder.serviceArea + "/" + configuration.instance + "/jobs")) ?? []
+                lines.append("  claimed, to resume at the next start: \(jobs.count)")
+                for d in folder.destinations where d.destination == .export {
                     let writable = fm.isWritableFile(atPath: d.exportFolder)
-                    lines.append("  export → \(d.exportFolder): \(writable ? "available" : "unavailable (missing or not writable)")")
-                } else {
-                    lines.append("  print → \(d.printer ?? "default destination")")
+                    lines.append("  export → \(d.exportFolder): \(writable ? "exists and is writable" : "missing or not writable")")
                 }
             }
+            lines.append("  not yet taken: \(unclaimed.count)")
+            lines.append("  failed (see \(folder.failedFolder)): \(failed.count)")
         }
         return lines.joined(separator: "\n")
     }

@@ -268,6 +268,7 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         log.log(.info, "claimed \(relative.isEmpty ? candidate.name : relative + "/" + candidate.name)", folder: folder.name, job: job.id)
+        runtime.status.adjustInProgress(1)
         run(job, runtime, attempt: 0)
     }
 
@@ -315,6 +316,7 @@ public final class HotFolderService: @unchecked Sendable {
                     }
                     let (name, now) = try ExportDestination(sharing: sharing, folder: exportFolder, durability: durability).deliver(output, job: job, values: values)
                     delivered.append(exportFolder.child(name))
+                    runtime.status.setDestination(.export, available: true)
                     if now {
                         log.log(.info, "exported \(name) (\(output.format.rawValue), pages \(output.pages), annotations \(output.annotations.rawValue))", folder: folder.name, job: job.id)
                     }
@@ -353,17 +355,17 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     private func report(_ outcome: JobOutcome) {
-        runtimes.withLock { $0[outcome.folder] }?.waitingReasons.withLock { $0[outcome.job] = nil }
+        if let board = runtimes.withLock({ $0[outcome.folder] })?.status {
+            board.setWaiting(job: outcome.job, document: outcome.original, reason: nil)
+            board.adjustInProgress(-1)
+        }
         delegate?.hotFolder(finished: outcome)
         if let waiter = outcomeWaiters.withLock({ $0.removeValue(forKey: outcome.job) }) { waiter(outcome) }
     }
 
     /// Logs why a job waits, once per change of reason.
     private func noteWaiting(_ job: JobFolder, _ runtime: FolderRuntime, _ why: String?) {
-        let changed = runtime.waitingReasons.withLock { reasons -> Bool in
-            defer { reasons[job.id] = why }
-            return reasons[job.id] != why
-        }
+        let changed = runtime.status.setWaiting(job: job.id, document: job.originalName, reason: why)
         if changed, let why {
             log.log(.info, "\(job.originalName) waits: \(why)", folder: runtime.config.name, job: job.id)
         }
@@ -374,6 +376,7 @@ public final class HotFolderService: @unchecked Sendable {
         guard let printer = runtime.printer else { return }
         let folder = runtime.config.name
         let previous = Mutex(PrinterAvailability.State.unknown)
+        let board = runtime.status
         printer.observe { [weak self] state in
             let before = previous.withLock { p -> PrinterAvailability.State in
                 defer { p = state }
@@ -381,10 +384,12 @@ public final class HotFolderService: @unchecked Sendable {
             }
             switch state {
             case .available:
+                board.setDestination(.print, available: true)
                 if case .unavailable = before {
                     self?.log.log(.info, "the printer is available again; waiting documents print now", folder: folder)
                 }
             case .unavailable(let why):
+                board.setDestination(.print, available: false, source: why.hasPrefix("cupsd") ? "cupsd" : "printer", reason: why)
                 self?.log.log(.warning, "printing paused, documents wait: \(why)", folder: folder)
             case .unknown:
                 break
@@ -398,11 +403,10 @@ public final class HotFolderService: @unchecked Sendable {
         let folder = runtime.config
         if failure.transient && !isStopping {
             let reason = failure.description
-            let changed = runtime.waitingReasons.withLock { reasons -> Bool in
-                defer { reasons[job.id] = reason }
-                return reasons[job.id] != reason
+            if failure.step == .export {
+                runtime.status.setDestination(.export, available: false, source: "export folder", reason: failure.reason)
             }
-            if changed {
+            if runtime.status.setWaiting(job: job.id, document: job.originalName, reason: reason) {
                 log.log(.warning, "\(job.originalName) waits: \(reason). \(failure.remedy)", folder: folder.name, job: job.id)
             }
             let delay = min(60, 0.5 * pow(2, Double(min(attempt, 8))))
@@ -413,7 +417,7 @@ public final class HotFolderService: @unchecked Sendable {
             return nil
         }
         if failure.transient { return nil } // stopping: stays journaled for the next start
-        runtime.waitingReasons.withLock { $0[job.id] = nil }
+        runtime.status.setWaiting(job: job.id, document: job.originalName, reason: nil)
         log.log(.error, "failed: \(job.originalName): \(failure.description). \(failure.remedy)", folder: folder.name, job: job.id)
         let now = moveToFailed(job, runtime, failure: failure, warnings: warnings)
         let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: [], failure: failure, warnings: warnings)
@@ -517,6 +521,7 @@ public final class HotFolderService: @unchecked Sendable {
                 try? runtime.jobs.removeTree(entry.name)
                 continue
             }
+            runtime.status.adjustInProgress(1)
             log.log(.info, "resuming \(job.originalName) from an earlier run (last step: \(job.journal.records.last?.event.rawValue ?? "claimed"))", folder: runtime.config.name, job: job.id)
             pool.submit { [weak self] in self?.run(job, runtime, attempt: 0) }
         }

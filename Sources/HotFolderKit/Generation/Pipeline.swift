@@ -92,12 +92,13 @@ public struct Pipeline {
         let type = ContentType.identify(prefix: prefix, size: Int(st.st_size))
         var facts = DocumentFacts(type: type)
         guard type == .pdf else {
-            let destinations = folder.destinations
-            if destinations.allSatisfy({ $0.destination == .export && $0.fileFormats.first == .original }) {
-                let outputs = try destinations.map { sharing throws(JobFailure) in try stageOriginal(input, sharing: sharing, pages: "all") }
-                return PipelineResult(facts: facts, outputs: outputs, warnings: [])
+            // The seed's default for a document that is not a PDF: its original,
+            // where the destination allows `original`; an empty file never.
+            guard type != .empty, folder.destinations.allSatisfy({ $0.fileFormats.contains(.original) }) else {
+                throw Self.notAPDF(type, name: name)
             }
-            throw Self.notAPDF(type, name: name)
+            let outputs = try folder.destinations.map { sharing throws(JobFailure) in try stageOriginal(input, sharing: sharing, pages: "all") }
+            return PipelineResult(facts: facts, outputs: outputs, warnings: [])
         }
 
         var warnings: [String] = []

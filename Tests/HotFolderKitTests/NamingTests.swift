@@ -133,7 +133,7 @@ final class NamingTests: XCTestCase {
         XCTAssertEqual(FileNameSanitizer.fileName(rendered: "report", ext: "pdf"), "report.pdf")
         XCTAssertEqual(FileNameSanitizer.fileName(rendered: "report.pdf", ext: "pdf"), "report.pdf")
         XCTAssertEqual(FileNameSanitizer.fileName(rendered: "report.PDF", ext: "pdf"), "report.pdf")
-        XCTAssertEqual(FileNameSanitizer.fileName(rendered: "report.pdf.pdf", ext: "pdf"), "report.pdf.pdf", "only one extension is removed")
+        XCTAssertEqual(FileNameSanitizer.fileName(rendered: "report.pdf.pdf", ext: "pdf"), "report.pdf", "{title}.pdf with a title that ends in .pdf")
         XCTAssertEqual(FileNameSanitizer.fileName(rendered: "report", ext: ""), "report")
         XCTAssertEqual(FileNameSanitizer.fileName(rendered: "v1.2 final", ext: "pdf"), "v1.2 final.pdf")
         XCTAssertEqual(FileNameSanitizer.fileName(rendered: "photo", ext: "jp/g"), "photo.jp_g")

@@ -261,17 +261,22 @@ final class WatcherTests: XCTestCase {
         XCTAssertEqual(readText(h.drop + "/notes.txt"), "text")
     }
 
-    func testHardLinkIsTaken() throws {
+    /// A hard link makes only IN_CREATE (no writer closes it): it must still
+    /// end, and (another name of it may be anywhere) it is refused, not read.
+    func testHardLinkEndsInFailedWithReason() throws {
         let h = try ServiceHarness(settle: "100ms")
         defer { h.stop() }
         let staging = h.temp.sub("staging")
         writeFile(staging + "/linked.pdf", pdf(1))
         h.start()
-        // A hard link makes only IN_CREATE: no writer will close it.
         XCTAssertEqual(link(staging + "/linked.pdf", h.drop + "/linked.pdf"), 0)
         h.waitForOutcomes(1)
-        XCTAssertTrue(h.recorder.outcomes.first?.succeeded == true, h.recorder.logText)
-        XCTAssertEqual(readBytes(staging + "/linked.pdf"), pdf(1), "the other link is not touched")
+        let outcome = try XCTUnwrap(h.recorder.outcomes.first)
+        XCTAssertEqual(outcome.failure?.step, .identify, h.recorder.logText)
+        XCTAssertTrue(outcome.failure?.reason.contains("hard link") == true, "\(String(describing: outcome.failure))")
+        XCTAssertTrue(exists(h.failed + "/linked.pdf.error.txt"))
+        XCTAssertEqual(files(in: h.out), [], "nothing exported")
+        XCTAssertEqual(readBytes(staging + "/linked.pdf"), pdf(1), "the other name is not touched")
     }
 
     func testDropFolderCreatedAfterStart() throws {

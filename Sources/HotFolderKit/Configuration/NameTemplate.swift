@@ -134,7 +134,7 @@ public enum FileNameSanitizer {
     public static func fileName(rendered: String, ext: String) -> String {
         var base = rendered
         // "{title}.pdf" with a title "report.pdf" must not give report.pdf.pdf.
-        while !ext.isEmpty, base.lowercased().hasSuffix("." + ext.lowercased()), base.count > ext.count + 1 {
+        while !ext.isEmpty, base.lowercased().hasSuffix("." + ext.lowercased()) {
             base.removeLast(ext.count + 1)
         }
         let cleanExt = sanitize(ext, fallback: "").replacingOccurrences(of: " ", with: "")

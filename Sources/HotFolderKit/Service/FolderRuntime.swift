@@ -75,6 +75,17 @@ final class FolderRuntime: @unchecked Sendable {
     /// Lets another runtime of this service (after a reload) serve the folder.
     func releaseLock() { _ = flock(lock.rawValue, LOCK_UN) }
 
+    /// Whether the drop folder opened at start is no longer the one at its path
+    /// (deleted and made anew, or remounted): every descriptor here is stale.
+    /// A deleted folder that is still open sends no IN_DELETE_SELF, so this
+    /// has to be asked.
+    var isStale: Bool {
+        guard let held = try? drop.descriptor.stat() else { return true }
+        var now = Glibc.stat()
+        guard lstat(config.path, &now) == 0 else { return true }
+        return held.st_nlink == 0 || held.st_ino != now.st_ino || held.st_dev != now.st_dev
+    }
+
     /// Stops seeing changes (the service stops, or the folder went away).
     func stopWatching() {
         if let token = hubToken.withLock({ $0 }) { InotifyHub.shared.remove(token) }

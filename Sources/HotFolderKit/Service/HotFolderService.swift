@@ -166,7 +166,14 @@ public final class HotFolderService: @unchecked Sendable {
             if folder.rescan > 0 {
                 let timer = DispatchSource.makeTimerSource(queue: timers)
                 timer.schedule(deadline: .now() + folder.rescan, repeating: folder.rescan, leeway: .seconds(1))
-                timer.setEventHandler { InotifyHub.shared.rescan(token) }
+                timer.setEventHandler { [weak self, weak runtime] in
+                    guard let self, let runtime else { return }
+                    if runtime.isStale {
+                        self.watchEvent(.folderGone(path: folder.path), folder: name)
+                    } else {
+                        InotifyHub.shared.rescan(token)
+                    }
+                }
                 timer.resume()
                 runtime.rescanTimer = timer
                 how += ", rescan every \(Self.format(folder.rescan))"
@@ -260,10 +267,15 @@ public final class HotFolderService: @unchecked Sendable {
         do {
             claimed = try JobFolder.claim(candidate.name, from: source, relativeFolder: relative, into: runtime.jobs)
         } catch {
+            if runtime.isStale {
+                watchEvent(.folderGone(path: folder.path), folder: folder.name)
+                return
+            }
             log.log(.error, "cannot claim \(candidate.path): \(error); it stays where it is and is retried by the next scan", folder: folder.name)
             return
         }
         guard case .claimed(let job) = claimed else {
+            if runtime.isStale { watchEvent(.folderGone(path: folder.path), folder: folder.name) }
             log.log(.debug, "\(candidate.path) vanished before it was claimed (taken by another instance or removed)", folder: folder.name)
             return
         }

@@ -147,8 +147,32 @@ public final class Directory: @unchecked Sendable {
     public struct Entry: Sendable, Hashable {
         public let name: String
         public let type: UInt8
+        /// The name's bytes on disk; `name` is their (lossy) UTF-8 reading.
+        public var rawName: [UInt8] = []
+        /// False for a name that is not UTF-8 (Latin-1 from an old client):
+        /// `name` does not reach the file; see `repairName`.
+        public var hasValidName: Bool { rawName.isEmpty || String(validating: rawName, as: UTF8.self) != nil }
         public var isDirectory: Bool { Int(type) == Int(DT_DIR) }
         public var isSymlink: Bool { Int(type) == Int(DT_LNK) }
+    }
+
+    /// Renames a file whose name is not UTF-8 to the Latin-1 reading of its
+    /// bytes (never over an existing file), so that it can be named from Swift.
+    @discardableResult
+    public func repairName(_ raw: [UInt8]) throws(SystemError) -> String {
+        let readable = String(String.UnicodeScalarView(raw.map { Unicode.Scalar($0) }))
+        var n = 1
+        while true {
+            let candidate = n == 1 ? readable : FileNameSanitizer.numbered(readable, n)
+            let rc = (raw + [0]).withUnsafeBufferPointer { old in
+                old.withMemoryRebound(to: CChar.self) {
+                    hf_renameat2(descriptor.rawValue, $0.baseAddress, descriptor.rawValue, candidate, UInt32(HF_RENAME_NOREPLACE))
+                }
+            }
+            if rc == 0 { return candidate }
+            guard Glibc.errno == EEXIST, n < 1000 else { throw SystemError("rename to \(candidate) (the name was not UTF-8)", path: child(readable)) }
+            n += 1
+        }
     }
 
     public func entries() throws(SystemError) -> [Entry] {
@@ -160,15 +184,14 @@ public final class Directory: @unchecked Sendable {
         defer { closedir(dir) }
         var result: [Entry] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            let rawName = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
+            let name = String(decoding: rawName, as: UTF8.self)
             if name == "." || name == ".." { continue }
             var type = entry.pointee.d_type
             if Int(type) == Int(DT_UNKNOWN), let st = try? status(name) {
                 type = (st.st_mode & S_IFMT) == S_IFDIR ? UInt8(DT_DIR) : ((st.st_mode & S_IFMT) == S_IFLNK ? UInt8(DT_LNK) : UInt8(DT_REG))
             }
-            result.append(Entry(name: name, type: type))
+            result.append(Entry(name: name, type: type, rawName: rawName))
         }
         return result
     }

@@ -203,6 +203,9 @@ public final class InotifyHub: @unchecked Sendable {
                 if registration.recursive && isWatchable(folder: entry.name, path: child, registration) {
                     addTree(child, id: id, isRoot: false)
                 }
+            } else if !entry.hasValidName {
+                // The rename's IN_MOVED_TO brings it back under a name Swift can use.
+                do { try directory.repairName(entry.rawName) } catch { registration.sink.problem("\(error)") }
             } else if registration.rules.reasonToSkip(file: entry.name) == nil {
                 registration.sink.receive(.appeared(directory: path, name: entry.name))
             }
@@ -225,7 +228,17 @@ public final class InotifyHub: @unchecked Sendable {
         }
         if wd == controlWD { return }
         guard let entry = watches[wd] else { return }
-        let name = Self.name(of: event)
+        let raw = Self.rawName(of: event)
+        let name = String(decoding: raw, as: UTF8.self)
+        if String(validating: raw, as: UTF8.self) == nil {
+            // Not UTF-8: renamed in place once complete; the rename's IN_MOVED_TO follows.
+            if mask & UInt32(IN_CLOSE_WRITE | IN_MOVED_TO) != 0, mask & UInt32(IN_ISDIR) == 0 {
+                do { try Directory(path: entry.path).repairName(raw) } catch {
+                    for id in entry.ids { registrations[id]?.sink.problem("\(error)") }
+                }
+            }
+            return
+        }
         if mask & UInt32(IN_IGNORED) != 0 || mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
             // The watch is gone with its folder; a root that goes is reported
             // and retried by the folder's owner.
@@ -265,11 +278,10 @@ public final class InotifyHub: @unchecked Sendable {
         for registration in registrations.values { registration.sink.problem(message) }
     }
 
-    private static func name(of event: UnsafeMutablePointer<inotify_event>) -> String {
+    private static func rawName(of event: UnsafeMutablePointer<inotify_event>) -> [UInt8] {
         let length = Int(event.pointee.len)
-        guard length > 0 else { return "" }
+        guard length > 0 else { return [] }
         let start = UnsafeRawPointer(event).advanced(by: MemoryLayout<inotify_event>.size)
-        let bytes = UnsafeRawBufferPointer(start: start, count: length).prefix { $0 != 0 }
-        return String(decoding: bytes, as: UTF8.self)
+        return Array(UnsafeRawBufferPointer(start: start, count: length).prefix { $0 != 0 })
     }
 }

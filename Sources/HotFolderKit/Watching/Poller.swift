@@ -105,6 +105,10 @@ final class Poller: @unchecked Sendable {
                 }
                 continue
             }
+            guard entry.hasValidName else {
+                _ = try? directory.repairName(entry.rawName) // seen under its new name at the next poll
+                continue
+            }
             guard rules.reasonToSkip(file: entry.name) == nil, let st = try? directory.status(entry.name) else { continue }
             let mtime = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
             result[path] = (Int64(st.st_size), mtime, directory.path, entry.name)

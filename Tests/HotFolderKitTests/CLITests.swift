@@ -1,0 +1,232 @@
+import Foundation
+import XCTest
+@testable import HotFolderKit
+
+/// The `hotfolder` executable as an administrator uses it.
+final class CLITests: XCTestCase {
+    func hotfolder(_ arguments: [String], in directory: String? = nil) throws -> ProcessResult {
+        try runProcess(try HotfolderExecutable.require(), arguments, currentDirectory: directory)
+    }
+
+    func testCheckAcceptsAGoodConfiguration() throws {
+        let temp = TemporaryFolder("hf-cli")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
+        let file = temp.path + "/good.conf"
+        try "[folder inbox]\npath = drop\nexport.to = out\nexport.annotations = flatten\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try hotfolder(["check", "--config", file])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("[folder inbox]"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("path = \(temp.path)/drop"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("export.annotations = flatten"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("# configuration OK: 1 folder"), result.stdout)
+    }
+
+    func testCheckRejectsABadConfigurationWithFileAndLine() throws {
+        let temp = TemporaryFolder("hf-cli")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
+        let file = temp.path + "/bad.conf"
+        try """
+        [folder inbox]
+        path = drop
+        setle = 1s
+        export.to = out
+        export.collision = bogus
+
+        [folder nowhere]
+        export.to = out2
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try hotfolder(["check", "--config", file])
+        XCTAssertEqual(result.status, 78, "EX_CONFIG\n\(result.stdout)\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3, result.stderr)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("\(file):3: unknown key setle") && $0.contains("did you mean \"settle\"?") }, result.stderr)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("\(file):5: export.collision must be rename, replace or fail") }, result.stderr)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("\(file):7: folder nowhere has no path") }, result.stderr)
+        for line in lines {
+            XCTAssertNotNil(line.firstMatch(of: /^[^:]+:\d+: ./), "not FILE:LINE: message: \(line)")
+        }
+        XCTAssertEqual(result.stdout, "", "nothing resolved is printed for a bad configuration")
+    }
+
+    func testCheckOfAMissingFile() throws {
+        let result = try hotfolder(["check", "--config", "/nonexistent/hotfolder.conf"])
+        XCTAssertEqual(result.status, 78)
+        XCTAssertTrue(result.stderr.hasPrefix("/nonexistent/hotfolder.conf:0: cannot read the configuration"), result.stderr)
+    }
+
+    func testUsageErrors() throws {
+        XCTAssertEqual(try hotfolder([]).status, 64)
+        XCTAssertEqual(try hotfolder(["check"]).status, 64, "--config is required")
+        XCTAssertEqual(try hotfolder(["frobnicate", "--config", "x"]).status, 64)
+        XCTAssertEqual(try hotfolder(["check", "--bogus"]).status, 64)
+        let help = try hotfolder(["check", "--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("usage: hotfolder run"), help.stdout)
+    }
+
+    /// `hotfolder --help` (no command) is how most people ask.
+    func testHelpWithoutACommand() throws {
+        let help = try hotfolder(["--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("usage: hotfolder run"), help.stdout)
+    }
+
+    func testProcessExitsNonZeroWhenOneFails() throws {
+        let temp = TemporaryFolder("hf-cli")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
+        _ = temp.sub("drop")
+        let inbox = temp.sub("inbox")
+        let file = temp.path + "/hf.conf"
+        try "[folder inbox]\npath = drop\nexport.to = out\nexport.pages = 2\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try TestPDF(pages: 3).write(to: inbox + "/a.pdf")
+        writeFile(inbox + "/bad.pdf", [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0])
+        let result = try hotfolder(["process", "--config", file, "--folder", "inbox", "a.pdf", "bad.pdf"], in: inbox)
+        XCTAssertNotEqual(result.status, 0, result.stdout)
+        XCTAssertTrue(result.stdout.contains("OK a.pdf → \(temp.path)/out/a.pdf"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("FAILED bad.pdf:"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("PNG image"), result.stdout)
+        XCTAssertEqual(PDFBytes.pageMarkers(readBytes(temp.path + "/out/a.pdf")), [2])
+        XCTAssertTrue(exists(temp.path + "/drop/done/a.pdf"))
+        XCTAssertTrue(readText(temp.path + "/drop/failed/bad.pdf.error.txt").contains("PNG image"))
+    }
+
+    func testProcessExitsZeroWhenAllSucceed() throws {
+        let temp = TemporaryFolder("hf-cli")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
+        _ = temp.sub("drop")
+        let file = temp.path + "/hf.conf"
+        try "[folder inbox]\npath = drop\nexport.to = out\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try TestPDF(pages: 1).write(to: temp.path + "/one.pdf")
+        try TestPDF(pages: 2).write(to: temp.path + "/two.pdf")
+        let result = try hotfolder(["process", "--config", file, "--folder", "inbox", temp.path + "/one.pdf", temp.path + "/two.pdf"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertEqual(files(in: temp.path + "/out"), ["one.pdf", "two.pdf"])
+    }
+
+    func testProcessUnknownFolderOrMissingFile() throws {
+        let temp = TemporaryFolder("hf-cli")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
+        _ = temp.sub("drop")
+        let file = temp.path + "/hf.conf"
+        try "[folder inbox]\npath = drop\nexport.to = out\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let missing = try hotfolder(["process", "--config", file, "--folder", "inbox", temp.path + "/missing.pdf"])
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertTrue(missing.stdout.contains("FAILED"), missing.stdout)
+        let unknown = try hotfolder(["process", "--config", file, "--folder", "nope", temp.path + "/missing.pdf"])
+        XCTAssertNotEqual(unknown.status, 0)
+        XCTAssertEqual(try hotfolder(["process", "--config", file, temp.path + "/x.pdf"]).status, 64, "--folder is required")
+    }
+
+    // MARK: - hotfolder run
+
+    /// `hotfolder run` in the background, its log in a file.
+    final class Running {
+        let process = Process()
+        let logPath: String
+
+        init(config: String, log: String) throws {
+            logPath = log
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+            let handle = try XCTUnwrap(FileHandle(forWritingAtPath: log))
+            process.executableURL = URL(fileURLWithPath: try HotfolderExecutable.require())
+            process.arguments = ["run", "--config", config]
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+        }
+
+        var log: String { readText(logPath) }
+
+        /// How the process ended, for messages.
+        var death: String {
+            guard !process.isRunning else { return "running" }
+            return process.terminationReason == .uncaughtSignal ? "signal \(process.terminationStatus)" : "exit status \(process.terminationStatus)"
+        }
+
+        /// SIGTERM, then the exit status (nil when it had died before).
+        func terminate() -> Int32? {
+            guard process.isRunning else { return nil }
+            process.terminate()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    /// The drop folder goes away while the service runs (a share unmounted, a
+    /// folder renamed or deleted by someone): the service must keep running,
+    /// wait, and take documents again once the folder is back.
+    func dropFolderGoesAway(_ folderLines: String, waitForNotice: Bool, remove: (String) throws -> Void,
+                            file: StaticString = #filePath, line: UInt = #line) throws {
+        let temp = TemporaryFolder("hf-run")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
+        let drop = temp.sub("drop")
+        let out = temp.path + "/out"
+        let config = temp.path + "/hf.conf"
+        try "[service]\ninstance = test\nlog-level = debug\n[folder f]\npath = drop\nsettle = 0\nexport.to = out\n\(folderLines)"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let run = try Running(config: config, log: temp.path + "/hotfolder.log")
+        try TestPDF(pages: 1).write(to: drop + "/before.pdf")
+        // Finished: exported and the original in done/ (finishing creates done/ by path).
+        waitUntil(timeout: 30, "the first document", file: file, line: line) { exists(out + "/before.pdf") && exists(drop + "/done/before.pdf") }
+
+        try remove(drop)
+        if waitForNotice {
+            waitUntil(timeout: 30, "the service to notice that the folder is gone", file: file, line: line) {
+                run.log.contains("is gone") || !run.process.isRunning
+            }
+        }
+        XCTAssertTrue(run.process.isRunning, "the service died when its drop folder went away:\n\(run.log.suffix(3000))", file: file, line: line)
+        guard run.process.isRunning else { return }
+
+        XCTAssertEqual(mkdir(drop, 0o755), 0, file: file, line: line)
+        try TestPDF(pages: 2).write(to: drop + "/after.pdf")
+        waitUntil(timeout: 30, "the document dropped after the folder came back", file: file, line: line) {
+            exists(out + "/after.pdf") || !run.process.isRunning
+        }
+        XCTAssertTrue(run.process.isRunning, "the service died (\(run.death)):\n\(run.log.prefix(4000))", file: file, line: line)
+        XCTAssertTrue(exists(out + "/after.pdf"), "not processed after the folder came back:\n\(run.log.prefix(4000))", file: file, line: line)
+        XCTAssertEqual(run.terminate(), 0, "SIGTERM ends the service cleanly", file: file, line: line)
+    }
+
+    func testRunSurvivesDropFolderRenamedAway() throws {
+        try dropFolderGoesAway("watch = inotify\n", waitForNotice: true) { drop in
+            XCTAssertEqual(rename(drop, drop + ".old"), 0)
+        }
+    }
+
+    func testRunSurvivesPolledDropFolderDeleted() throws {
+        try dropFolderGoesAway("watch = poll\npoll-interval = 100ms\n", waitForNotice: true) { drop in
+            try FileManager.default.removeItem(atPath: drop)
+        }
+    }
+
+    /// Deleted and made anew at once (a script that resets the share): the
+    /// old folder is gone for good, documents in the new one must be taken
+    /// (here the safety rescan runs every 2 s, so it has every chance to).
+    func testRunTakesDocumentsFromARecreatedDropFolder() throws {
+        try dropFolderGoesAway("watch = inotify\nrescan = 2s\n", waitForNotice: false) { drop in
+            try FileManager.default.removeItem(atPath: drop)
+        }
+    }
+
+    func testRunStopsCleanlyOnSIGTERM() throws {
+        let temp = TemporaryFolder("hf-run")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
+        let drop = temp.sub("drop")
+        let config = temp.path + "/hf.conf"
+        try "[service]\ninstance = test\n[folder f]\npath = drop\nsettle = 0\nexport.to = out\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let run = try Running(config: config, log: temp.path + "/hotfolder.log")
+        try TestPDF(pages: 3).write(to: drop + "/a.pdf")
+        waitUntil(timeout: 30, "the document") { exists(temp.path + "/out/a.pdf") }
+        XCTAssertEqual(try summarize(temp.path + "/out/a.pdf").pages, 3)
+        XCTAssertEqual(run.terminate(), 0)
+        XCTAssertTrue(run.log.contains("stopped"), run.log)
+    }
+}

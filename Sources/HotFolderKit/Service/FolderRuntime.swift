@@ -47,7 +47,7 @@ final class FolderRuntime: @unchecked Sendable {
         status = StatusBoard(folder: config, instance: service.instance, directory: own)
         let saved = (try? own.openForReading("counter")).flatMap { try? $0.readAll(limit: 64) }
             .flatMap { Int(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
-        counter = Mutex((saved, try? own.openForAppending("counter")))
+        counter = Mutex((saved, try? own.openForWriting("counter")))
     }
 
     /// The next value of the folder's counter.
@@ -55,8 +55,9 @@ final class FolderRuntime: @unchecked Sendable {
         counter.withLock { c in
             c.value += 1
             if let file = c.file {
-                _ = ftruncate(file.rawValue, 0)
-                try? file.write(Array("\(c.value)\n".utf8))
+                // Fixed width at offset 0: one write, no truncation.
+                let text = Array(String(format: "%019d\n", c.value).utf8)
+                _ = text.withUnsafeBytes { pwrite(file.rawValue, $0.baseAddress, $0.count, 0) }
             }
             return c.value
         }

@@ -89,6 +89,14 @@ public final class Directory: @unchecked Sendable {
         return FileDescriptor(adopting: fd, path: child(name))
     }
 
+    /// Opens a file for writing in place (not appending), creating it when missing.
+    public func openForWriting(_ name: String, mode: mode_t = 0o640) throws(SystemError) -> FileDescriptor {
+        try checked(name)
+        let fd = openat(descriptor.rawValue, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard fd >= 0 else { throw SystemError("open", path: child(name)) }
+        return FileDescriptor(adopting: fd, path: child(name))
+    }
+
     public func status(_ name: String) throws(SystemError) -> Glibc.stat {
         try checked(name)
         var st = Glibc.stat()

@@ -59,7 +59,7 @@ public struct ServiceConfiguration: Sendable {
     public var generation: GenerationMode = .workers
     /// Seconds one document may take to generate before its worker is killed.
     public var jobTimeout: Double = 300
-    /// Address-space limit of a worker process in bytes (nil: none).
+    /// Memory (heap and private mappings, RLIMIT_DATA) a worker may use, in bytes (nil: none).
     public var jobMemory: Int? = 2 << 30
     /// The user to run as when started as root (its groups too).
     public var user: String?

@@ -21,6 +21,9 @@ public final class HotFolderService: @unchecked Sendable {
     private let runtimes = Mutex<[String: FolderRuntime]>([:])
     private let stopped = DispatchSemaphore(value: 0)
     let tracker = PrintTracker()
+    /// Jobs this process owns (claimed or resumed, not yet finished): recovery
+    /// after a reload must not take them for leftovers of an earlier run.
+    private let activeJobs = Mutex<Set<String>>([])
     /// One-shot callers waiting for a job that parked (a print being followed).
     private let outcomeWaiters = Mutex<[String: @Sendable (JobOutcome) -> Void]>([:])
     private let timers = DispatchQueue(label: "hotfolder.timers")
@@ -119,6 +122,8 @@ public final class HotFolderService: @unchecked Sendable {
         let timeout = configuration.shutdownTimeout
         if !pool.waitUntilIdle(timeout: timeout) {
             log.log(.warning, "\(pool.pending) job(s) still running after shutdown-timeout (\(Self.format(timeout))); they resume at the next start")
+            // A worker must not go on writing into a job the next start redoes.
+            generator.killBusyWorkers()
         }
         generator.shutdown()
         for runtime in runtimes { runtime.releaseLock() }
@@ -280,6 +285,7 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         log.log(.info, "claimed \(relative.isEmpty ? candidate.name : relative + "/" + candidate.name)", folder: folder.name, job: job.id)
+        activeJobs.withLock { _ = $0.insert(job.id) }
         runtime.status.adjustInProgress(1)
         run(job, runtime, attempt: 0)
     }
@@ -367,6 +373,7 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     private func report(_ outcome: JobOutcome) {
+        activeJobs.withLock { _ = $0.remove(outcome.job) }
         if let board = runtimes.withLock({ $0[outcome.folder] })?.status {
             board.setWaiting(job: outcome.job, document: outcome.original, reason: nil)
             board.adjustInProgress(-1)
@@ -520,7 +527,8 @@ public final class HotFolderService: @unchecked Sendable {
     /// Resumes every job an earlier run left in the folder's service area.
     private func recover(_ runtime: FolderRuntime) {
         guard let entries = try? runtime.jobs.entries() else { return }
-        for entry in entries where entry.isDirectory {
+        let active = activeJobs.withLock { $0 }
+        for entry in entries where entry.isDirectory && !active.contains(entry.name) {
             guard let job = JobFolder.reopen(id: entry.name, in: runtime.jobs) else {
                 // No original left: the job had finished (or never got its file).
                 if let dir = try? runtime.jobs.subdirectory(entry.name) {
@@ -533,6 +541,7 @@ public final class HotFolderService: @unchecked Sendable {
                 try? runtime.jobs.removeTree(entry.name)
                 continue
             }
+            activeJobs.withLock { _ = $0.insert(job.id) }
             runtime.status.adjustInProgress(1)
             log.log(.info, "resuming \(job.originalName) from an earlier run (last step: \(job.journal.records.last?.event.rawValue ?? "claimed"))", folder: runtime.config.name, job: job.id)
             pool.submit { [weak self] in self?.run(job, runtime, attempt: 0) }

@@ -31,11 +31,26 @@ struct PrintDestination {
             // The service stopped between submitting and journaling CUPS's answer:
             // the job may exist; look for it by its unique name before printing again.
             do {
-                let found = try client.findJobs(named: name, queue: nil)
-                if let existing = found.last(where: { $0.state != .aborted && $0.state != .cancelled }) {
-                    try record(.printSubmitted, job: job) { $0.printJob = existing.id; $0.printJobName = name }
-                    follow(existing.id, job: job, resume: resume, waiting: waiting)
-                    return .parked
+                for existing in try client.findJobs(named: name, queue: nil).reversed() {
+                    switch existing.state {
+                    case .completed, .processing, .stopped:
+                        // It printed or is printing: follow it, never print again.
+                        try record(.printSubmitted, job: job) { $0.printJob = existing.id; $0.printJobName = name }
+                        follow(existing.id, job: job, resume: resume, waiting: waiting)
+                        return .parked
+                    case .pending, .held:
+                        // Not printed yet, and perhaps without its document (the
+                        // service died mid-upload, and such a job never ends):
+                        // cancel it and submit anew, unless it started meanwhile.
+                        try? client.cancel(job: existing.id)
+                        if let now = try? client.jobStatus(id: existing.id), now.state == .processing || now.state == .completed {
+                            try record(.printSubmitted, job: job) { $0.printJob = existing.id; $0.printJobName = name }
+                            follow(existing.id, job: job, resume: resume, waiting: waiting)
+                            return .parked
+                        }
+                    case .aborted, .cancelled:
+                        continue
+                    }
                 }
             } catch {
                 waiting("cannot look for the job submitted before the restart: \(error)")

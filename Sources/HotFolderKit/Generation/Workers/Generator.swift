@@ -13,6 +13,8 @@ final class Generator: Sendable {
 
     let mode: Mode
     private let idle = Mutex<[WorkerProcess]>([])
+    /// Workers generating right now, by pid.
+    private let busy = Mutex<Set<pid_t>>([])
     /// At most `workers` documents are generated at once (one per core).
     private let slots: DispatchSemaphore
 
@@ -33,6 +35,8 @@ final class Generator: Sendable {
         } catch {
             throw JobFailure(.generate, "cannot start a worker process: \(error)", remedy: "Check the service's limits (processes, memory); the job is retried.", transient: true)
         }
+        busy.withLock { _ = $0.insert(worker.pid) }
+        defer { busy.withLock { _ = $0.remove(worker.pid) } }
         let request = GenerationRequest(folder: folder, jobDirectory: job.directory.path, originalName: job.originalName, now: now.timeIntervalSince1970, number: number)
         switch worker.generate(request, timeout: timeout) {
         case .answered(let response):
@@ -58,6 +62,11 @@ final class Generator: Sendable {
         case .broken(let message):
             throw JobFailure(.generate, "the worker process failed: \(message)", remedy: "Drop the document again.", transient: true)
         }
+    }
+
+    /// Kills the workers that are still generating (at shutdown, after the timeout).
+    func killBusyWorkers() {
+        for pid in busy.withLock({ $0 }) { kill(pid, SIGKILL) }
     }
 
     /// Ends the idle workers (their stdin closes; they exit).

@@ -8,7 +8,9 @@ public enum WorkerMain {
     public static func run(memoryLimit: Int?) -> Int32 {
         if let memoryLimit, memoryLimit > 0 {
             var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
-            _ = setrlimit(Int32(RLIMIT_AS.rawValue), &limit)
+            // RLIMIT_DATA (heap and private mappings) rather than RLIMIT_AS: the
+            // address space of the runtime and its libraries alone passes 64M.
+            _ = setrlimit(Int32(RLIMIT_DATA.rawValue), &limit)
         }
         signal(SIGPIPE, SIG_IGN)
         while true {

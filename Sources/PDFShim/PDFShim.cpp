@@ -10,6 +10,8 @@
 #include <qpdf/QPDFSystemError.hh>
 #include <qpdf/QPDFWriter.hh>
 
+#include <malloc.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -450,6 +452,12 @@ int hf_doc_generate(hf_doc *doc, const hf_generate_options *options, hf_error *e
         doc->collect_qpdf_warnings();
         return 0;
     });
+}
+
+void hf_tune_allocator(void) {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_TOP_PAD, 16 << 20);
 }
 
 size_t hf_doc_warning_count(hf_doc *doc) {

@@ -27,6 +27,8 @@ guard arguments.count >= 2 else {
     FileHandle.standardError.write(Data("usage: hotfolder-floor [--threads N] [--annotations MODE] OUTDIR FILE...\n".utf8))
     exit(64)
 }
+// The same allocator settings as the service's generators: the floor does the same work.
+PDFDocument.tuneAllocator()
 let annotationMode = mode
 let outputDirectory = arguments.removeFirst()
 let files = arguments

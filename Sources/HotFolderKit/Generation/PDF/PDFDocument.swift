@@ -25,6 +25,9 @@ public final class PDFDocument {
 
     deinit { hf_doc_close(handle) }
 
+    /// Tunes the C allocator for generating many documents in this process.
+    public static func tuneAllocator() { hf_tune_allocator() }
+
     /// Opens the PDF read from `descriptor`; `password` nil tries no password.
     public static func open(_ descriptor: FileDescriptor, description: String, password: String?) throws(PDFError) -> PDFDocument {
         var error = hf_error()

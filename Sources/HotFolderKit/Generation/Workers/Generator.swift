@@ -20,6 +20,7 @@ final class Generator: Sendable {
 
     init(mode: Mode, concurrency: Int) {
         self.mode = mode
+        if case .inProcess = mode { PDFDocument.tuneAllocator() }
         self.slots = DispatchSemaphore(value: max(1, concurrency))
     }
 

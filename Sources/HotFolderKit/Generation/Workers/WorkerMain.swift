@@ -6,6 +6,7 @@ import Glibc
 /// this process only; the service sees the signal and starts another worker.
 public enum WorkerMain {
     public static func run(memoryLimit: Int?) -> Int32 {
+        PDFDocument.tuneAllocator()
         if let memoryLimit, memoryLimit > 0 {
             var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
             // RLIMIT_DATA (heap and private mappings) rather than RLIMIT_AS: the

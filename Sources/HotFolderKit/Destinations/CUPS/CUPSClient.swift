@@ -103,6 +103,29 @@ public struct CUPSClient: Sendable {
         }
     }
 
+    /// The jobs that have not ended (pending, held, processing, stopped) on
+    /// every queue, with their state and reasons, in one Get-Jobs request: a
+    /// follower of many jobs asks once per poll instead of once per job.
+    public func unfinishedJobs() throws -> [Int32: (state: CUPSJobState, reasons: [String])] {
+        try withConnection { connection in
+            guard let request = IPPMessage.request(IPP_OP_GET_JOBS) else {
+                throw Self.buildError("Get-Jobs", connection)
+            }
+            request.add(name: "printer-uri", tag: IPP_TAG_URI, value: "ipp://localhost/")
+            request.add(name: "which-jobs", tag: IPP_TAG_KEYWORD, value: "not-completed")
+            request.add(name: "my-jobs", boolean: false)
+            request.add(name: "requested-attributes", tag: IPP_TAG_KEYWORD, values: ["job-id", "job-state", "job-state-reasons"])
+            let response = try connection.perform(request, resource: "/jobs/", operation: "Get-Jobs", target: .server)
+            var jobs: [Int32: (state: CUPSJobState, reasons: [String])] = [:]
+            for attributes in response.groups(IPP_TAG_JOB) {
+                guard let id = IPPAttribute.integer(attributes["job-id"]),
+                      let state = IPPAttribute.integer(attributes["job-state"]).flatMap(CUPSJobState.init(rawValue:)) else { continue }
+                jobs[id] = (state, IPPAttribute.strings(attributes["job-state-reasons"]))
+            }
+            return jobs
+        }
+    }
+
     /// Cancels a job (IPP Cancel-Job). Throws `.noSuchJob` for an unknown id and
     /// `.ipp` with 0x0404 client-error-not-possible for a job already finished.
     public func cancel(job id: Int32) throws {

@@ -52,7 +52,21 @@ final class PrintTracker: @unchecked Sendable {
 
     private func poll() {
         let jobs = followed.withLock { $0 }
+        // One request per server for every job still running; a job is asked
+        // about on its own only when it left that list (it ended) or looks
+        // stopped or held, where the reason and CUPS's message matter.
+        var unfinished: [String: [Int32: (state: CUPSJobState, reasons: [String])]] = [:]
+        for client in Set(jobs.values.map(\.client.server)) {
+            guard let any = jobs.values.first(where: { $0.client.server == client })?.client else { continue }
+            unfinished[client] = try? any.unfinishedJobs()
+        }
         for (key, job) in jobs {
+            if let running = unfinished[job.client.server]?[job.id],
+               running.state == .pending || running.state == .processing,
+               !running.reasons.contains("printer-stopped") {
+                job.onProblem(nil)
+                if Date() < job.deadline { continue }
+            }
             guard let ending = check(job) else { continue }
             let removed = followed.withLock { $0.removeValue(forKey: key) }
             if removed != nil { job.onEnd(ending) }

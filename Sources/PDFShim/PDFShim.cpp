@@ -44,8 +44,16 @@ struct hf_doc {
     std::string description;
     std::vector<std::string> warnings;
     size_t suppressed = 0;
+    // qpdf turns an allocation failure while reading an object into a warning
+    // and goes on with the object missing; a result made that way is damaged,
+    // so running out of memory is an error however qpdf reported it.
+    bool memory_exhausted = false;
 
     void note(std::string const &w) {
+        if (w.find("bad_alloc") != std::string::npos || w.find("out of memory") != std::string::npos ||
+            w.find("Cannot allocate memory") != std::string::npos) {
+            memory_exhausted = true;
+        }
         if (warnings.size() < kMaxWarnings) {
             warnings.push_back(w);
         } else {
@@ -319,6 +327,9 @@ hf_doc *hf_doc_open_fd(int fd, const char *description, const char *password, hf
         // open error rather than a surprise in the middle of generation.
         doc->pdf.getAllPages();
         doc->collect_qpdf_warnings();
+        if (doc->memory_exhausted) {
+            throw std::bad_alloc();
+        }
         return doc.release();
     });
 }
@@ -450,6 +461,9 @@ int hf_doc_generate(hf_doc *doc, const hf_generate_options *options, hf_error *e
             throw QPDFSystemError("writing output", errno);
         }
         doc->collect_qpdf_warnings();
+        if (doc->memory_exhausted) {
+            throw std::bad_alloc();
+        }
         return 0;
     });
 }

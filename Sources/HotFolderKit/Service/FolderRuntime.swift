@@ -63,13 +63,38 @@ final class FolderRuntime: @unchecked Sendable {
         }
     }
 
-    /// Opens (creating when missing) one of the folder's output folders.
+    /// Output folders configured as symlinks (seen so when first opened): those
+    /// links are the administrator's and are followed; any other symlink is not.
+    private let configuredLinks = Mutex<Set<String>>([])
+
+    /// Opens (creating when missing) one of the folder's output folders. The
+    /// open folder is used as long as it is still the one at its path; one that
+    /// was renamed away and made anew is opened anew. A path that has become a
+    /// symlink since is refused, so a swapped folder cannot redirect a write.
     func outputFolder(_ path: String) throws(SystemError) -> Directory {
-        if let d = opened.withLock({ $0[path] }) { return d }
-        let d = try Directory.create(path: path)
+        if let d = opened.withLock({ $0[path] }) {
+            var now = Glibc.stat()
+            if stat(path, &now) == 0, let held = try? d.descriptor.stat(), held.st_ino == now.st_ino, held.st_dev == now.st_dev {
+                return d
+            }
+            opened.withLock { $0[path] = nil }
+        }
+        var link = Glibc.stat()
+        let isLink = lstat(path, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK
+        if isLink && !everOpened(path) { configuredLinks.withLock { _ = $0.insert(path) } }
+        let follow = configuredLinks.withLock { $0.contains(path) }
+        if isLink && !follow {
+            throw SystemError("use \(path) (it has become a symbolic link since the service opened it; not followed)", path: path, errno: ELOOP)
+        }
+        let d = try Directory.create(path: path, followingLink: follow)
         opened.withLock { $0[path] = d }
+        markOpened(path)
         return d
     }
+
+    private let openedOnce = Mutex<Set<String>>([])
+    private func everOpened(_ path: String) -> Bool { openedOnce.withLock { $0.contains(path) } }
+    private func markOpened(_ path: String) { openedOnce.withLock { _ = $0.insert(path) } }
 
     func forget(_ path: String) { opened.withLock { $0[path] = nil } }
 

@@ -8,8 +8,10 @@ public final class Directory: @unchecked Sendable {
     public let descriptor: FileDescriptor
     public var path: String { descriptor.path }
 
-    public init(path: String) throws(SystemError) {
-        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+    /// Opens `path`; a symlink as its last component is refused unless
+    /// `followingLink` (for a link the administrator configured).
+    public init(path: String, followingLink: Bool = false) throws(SystemError) {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingLink ? 0 : O_NOFOLLOW))
         guard fd >= 0 else { throw SystemError("open folder", path: path) }
         descriptor = FileDescriptor(adopting: fd, path: path)
     }
@@ -17,8 +19,8 @@ public final class Directory: @unchecked Sendable {
     private init(descriptor: FileDescriptor) { self.descriptor = descriptor }
 
     /// Opens a folder that may not exist yet, creating the missing components.
-    public static func create(path: String, mode: mode_t = 0o777) throws(SystemError) -> Directory {
-        if let existing = try? Directory(path: path) { return existing }
+    public static func create(path: String, mode: mode_t = 0o777, followingLink: Bool = false) throws(SystemError) -> Directory {
+        if let existing = try? Directory(path: path, followingLink: followingLink) { return existing }
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
@@ -26,7 +28,7 @@ public final class Directory: @unchecked Sendable {
                 throw SystemError("create folder", path: prefix)
             }
         }
-        return try Directory(path: path)
+        return try Directory(path: path, followingLink: followingLink)
     }
 
     public func child(_ name: String) -> String { path.hasSuffix("/") ? path + name : path + "/" + name }

@@ -40,6 +40,14 @@ let package = Package(
             dependencies: ["HotFolderKit"],
             path: "Tests/HotFolderKitTests"
         ),
+        // libFuzzer targets: scripts/fuzz builds them with -sanitize=fuzzer; a
+        // plain build makes each a regression runner for the inputs named on
+        // its command line (e.g. ConfigurationFuzz fuzz/corpus/configuration).
+        .target(name: "FuzzSupport", path: "fuzz/Sources/FuzzSupport"),
+        .executableTarget(name: "ConfigurationFuzz", dependencies: ["FuzzSupport", "HotFolderKit"], path: "fuzz/Sources/ConfigurationFuzz"),
+        .executableTarget(name: "PageRangeFuzz", dependencies: ["FuzzSupport", "HotFolderKit"], path: "fuzz/Sources/PageRangeFuzz"),
+        .executableTarget(name: "TicketFuzz", dependencies: ["FuzzSupport"], path: "fuzz/Sources/TicketFuzz"),
+        .executableTarget(name: "PDFOpenFuzz", dependencies: ["FuzzSupport", "HotFolderKit"], path: "fuzz/Sources/PDFOpenFuzz"),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

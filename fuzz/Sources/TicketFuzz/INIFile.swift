@@ -1,0 +1,1 @@
+../../../Sources/HotFolderKit/Configuration/INIFile.swift

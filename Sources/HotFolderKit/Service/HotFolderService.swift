@@ -475,10 +475,15 @@ public final class HotFolderService: @unchecked Sendable {
         record.failure = failure
         do {
             let failed = try runtime.outputFolder(folder.failedFolder)
+            // The reason is written beside the original in the job first, so a
+            // crash between the two moves cannot leave an original without it.
+            try Self.writeErrorFile(named: Self.pendingErrorFile, in: job.directory,
+                                    text: ErrorReport.text(original: job.originalName, folder: folder, job: job.id, failure: failure, warnings: warnings))
+            try job.journal.append(record)
             let name = try Self.moveNumbered(job.originalName, from: job.input, to: failed)
             record.name = name
-            try? job.journal.append(record)
-            try Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: job.originalName, folder: folder, job: job.id, failure: failure, warnings: warnings))
+            try? job.journal.append(record, sync: false)
+            try job.directory.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
             try failed.sync()
             try? runtime.jobs.removeTree(job.id)
             return failed.child(name)
@@ -495,13 +500,20 @@ public final class HotFolderService: @unchecked Sendable {
         return FileNameSanitizer.fitting(name, limit: 255 - suffix.utf8.count) + suffix
     }
 
+    /// The error file while it still waits in the job folder.
+    static let pendingErrorFile = ".error.txt"
+
     static func writeErrorFile(for name: String, in folder: Directory, text: String) throws(SystemError) {
+        try writeErrorFile(named: errorFileName(for: name), in: folder, text: text)
+    }
+
+    static func writeErrorFile(named target: String, in folder: Directory, text: String) throws(SystemError) {
         let temporary = ".hf-error-\(UInt64.random(in: 0...UInt64.max)).tmp"
         try? folder.remove(temporary)
         let file = try folder.createFile(temporary)
         try file.write(Array(text.utf8))
         try file.sync()
-        try folder.move(temporary, to: folder, as: errorFileName(for: name), mode: .replace)
+        try folder.move(temporary, to: folder, as: target, mode: .replace)
     }
 
     /// Moves `name` into `target`, as `name (2)` etc. when taken (shortened
@@ -533,9 +545,15 @@ public final class HotFolderService: @unchecked Sendable {
                 // No original left: the job had finished (or never got its file).
                 if let dir = try? runtime.jobs.subdirectory(entry.name) {
                     let records = Journal.read(dir)
-                    if let failing = records.last(where: { $0.event == .failing }), let name = failing.name, let failure = failing.failure,
+                    // The original reached failed/ but its reason did not: move it there too.
+                    if let failing = records.last(where: { $0.event == .failing }),
+                       let name = failing.name ?? records.first(where: { $0.event == .claimed })?.name,
                        let failed = try? runtime.outputFolder(runtime.config.failedFolder), !failed.exists(Self.errorFileName(for: name)) {
-                        try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: entry.name, failure: failure, warnings: []))
+                        if dir.exists(Self.pendingErrorFile) {
+                            try? dir.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
+                        } else if let failure = failing.failure {
+                            try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: entry.name, failure: failure, warnings: []))
+                        }
                     }
                 }
                 try? runtime.jobs.removeTree(entry.name)

@@ -33,15 +33,16 @@ struct PrintDestination {
             do {
                 for existing in try client.findJobs(named: name, queue: nil).reversed() {
                     switch existing.state {
-                    case .completed, .processing, .stopped:
-                        // It printed or is printing: follow it, never print again.
+                    case .completed, .processing, .stopped, .pending:
+                        // It printed, is printing, or waits in the queue with its
+                        // document: follow it, never print again.
                         try record(.printSubmitted, job: job) { $0.printJob = existing.id; $0.printJobName = name }
                         follow(existing.id, job: job, resume: resume, waiting: waiting)
                         return .parked
-                    case .pending, .held:
-                        // Not printed yet, and perhaps without its document (the
-                        // service died mid-upload, and such a job never ends):
-                        // cancel it and submit anew, unless it started meanwhile.
+                    case .held:
+                        // Held without its document (the service died mid-upload:
+                        // "job-incoming"), such a job never ends: cancel it and
+                        // submit anew, unless it started meanwhile.
                         try? client.cancel(job: existing.id)
                         if let now = try? client.jobStatus(id: existing.id), now.state == .processing || now.state == .completed {
                             try record(.printSubmitted, job: job) { $0.printJob = existing.id; $0.printJobName = name }

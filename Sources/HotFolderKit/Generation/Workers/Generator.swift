@@ -15,6 +15,8 @@ final class Generator: Sendable {
     private let idle = Mutex<[WorkerProcess]>([])
     /// Workers generating right now, by pid.
     private let busy = Mutex<Set<pid_t>>([])
+    /// Set by killBusyWorkers(): a worker that dies from now on was killed by us.
+    private let stopping = Mutex(false)
     /// At most `workers` documents are generated at once (one per core).
     private let slots: DispatchSemaphore
 
@@ -39,7 +41,14 @@ final class Generator: Sendable {
         busy.withLock { _ = $0.insert(worker.pid) }
         defer { busy.withLock { _ = $0.remove(worker.pid) } }
         let request = GenerationRequest(folder: folder, jobDirectory: job.directory.path, originalName: job.originalName, now: now.timeIntervalSince1970, number: number)
-        switch worker.generate(request, timeout: timeout) {
+        let outcome = worker.generate(request, timeout: timeout)
+        if case .answered = outcome {} else if stopping.withLock({ $0 }) {
+            // Killed by killBusyWorkers() at shutdown: not the document's fault
+            // (nor job-memory's); it stays journaled and is redone at the next start.
+            throw JobFailure(.generate, "the service stopped while the document was being generated",
+                             remedy: "It is generated again at the next start.", transient: true)
+        }
+        switch outcome {
         case .answered(let response):
             idle.withLock { $0.append(worker) }
             switch response {
@@ -67,6 +76,7 @@ final class Generator: Sendable {
 
     /// Kills the workers that are still generating (at shutdown, after the timeout).
     func killBusyWorkers() {
+        stopping.withLock { $0 = true }
         for pid in busy.withLock({ $0 }) { kill(pid, SIGKILL) }
     }
 

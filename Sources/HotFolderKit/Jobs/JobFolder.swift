@@ -85,7 +85,4 @@ public final class JobFolder: @unchecked Sendable {
         let id = (path as NSString).lastPathComponent
         return try JobFolder(id: id, directory: directory, originalName: originalName)
     }
-
-    /// The folder (relative to the drop folder) the original came from.
-    public var relativeFolder: String { journal.last(.claimed)?.from ?? "" }
 }

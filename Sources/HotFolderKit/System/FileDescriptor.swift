@@ -24,10 +24,6 @@ public final class FileDescriptor: @unchecked Sendable {
         guard fsync(rawValue) == 0 else { throw SystemError("fsync", path: path) }
     }
 
-    public func seek(to offset: Int) throws(SystemError) {
-        guard lseek(rawValue, off_t(offset), SEEK_SET) >= 0 else { throw SystemError("lseek", path: path) }
-    }
-
     /// Reads up to `count` bytes from the start of the file.
     public func readPrefix(_ count: Int) throws(SystemError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)

@@ -81,6 +81,4 @@ final class WorkerProcess: @unchecked Sendable {
         if signal != 0 && signal != 0x7F { return .died(signal: signal, status: nil) }
         return .died(signal: nil, status: (status >> 8) & 0xFF)
     }
-
-    var isAlive: Bool { !exited }
 }

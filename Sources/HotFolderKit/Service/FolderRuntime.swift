@@ -9,7 +9,15 @@ final class FolderRuntime: @unchecked Sendable {
     let drop: Directory
     let jobs: Directory
     let settler: Settler
-    private let opened = Mutex<[String: Directory]>([:])
+    /// An output folder (done, failed, export) as this runtime knows it.
+    private struct OutputFolder {
+        /// Open while it is still the folder at its path.
+        var directory: Directory?
+        /// It was a symlink when first opened: the administrator's link, followed.
+        var followsLink: Bool
+    }
+
+    private let outputs = Mutex<[String: OutputFolder]>([:])
     let hubToken = Mutex<Int?>(nil)
     /// Set instead of a hub registration when the folder is polled.
     let poller = Mutex<Poller?>(nil)
@@ -63,40 +71,28 @@ final class FolderRuntime: @unchecked Sendable {
         }
     }
 
-    /// Output folders configured as symlinks (seen so when first opened): those
-    /// links are the administrator's and are followed; any other symlink is not.
-    private let configuredLinks = Mutex<Set<String>>([])
-
     /// Opens (creating when missing) one of the folder's output folders. The
     /// open folder is used as long as it is still the one at its path; one that
     /// was renamed away and made anew is opened anew. A path that has become a
     /// symlink since is refused, so a swapped folder cannot redirect a write.
     func outputFolder(_ path: String) throws(SystemError) -> Directory {
-        if let d = opened.withLock({ $0[path] }) {
+        let known = outputs.withLock { $0[path] }
+        if let d = known?.directory {
             var now = Glibc.stat()
-            if stat(path, &now) == 0, let held = try? d.descriptor.stat(), held.st_ino == now.st_ino, held.st_dev == now.st_dev {
-                return d
-            }
-            opened.withLock { $0[path] = nil }
+            if stat(path, &now) == 0, let held = try? d.descriptor.stat(), Self.same(held, now) { return d }
         }
         var link = Glibc.stat()
         let isLink = lstat(path, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK
-        if isLink && !everOpened(path) { configuredLinks.withLock { _ = $0.insert(path) } }
-        let follow = configuredLinks.withLock { $0.contains(path) }
+        let follow = known?.followsLink ?? isLink
         if isLink && !follow {
             throw SystemError("use \(path) (it has become a symbolic link since the service opened it; not followed)", path: path, errno: ELOOP)
         }
         let d = try Directory.create(path: path, followingLink: follow)
-        opened.withLock { $0[path] = d }
-        markOpened(path)
+        outputs.withLock { $0[path] = OutputFolder(directory: d, followsLink: follow) }
         return d
     }
 
-    private let openedOnce = Mutex<Set<String>>([])
-    private func everOpened(_ path: String) -> Bool { openedOnce.withLock { $0.contains(path) } }
-    private func markOpened(_ path: String) { openedOnce.withLock { _ = $0.insert(path) } }
-
-    func forget(_ path: String) { opened.withLock { $0[path] = nil } }
+    static func same(_ a: Glibc.stat, _ b: Glibc.stat) -> Bool { a.st_ino == b.st_ino && a.st_dev == b.st_dev }
 
     /// Lets another runtime of this service (after a reload) serve the folder.
     func releaseLock() { _ = flock(lock.rawValue, LOCK_UN) }
@@ -109,7 +105,7 @@ final class FolderRuntime: @unchecked Sendable {
         guard let held = try? drop.descriptor.stat() else { return true }
         var now = Glibc.stat()
         guard lstat(config.path, &now) == 0 else { return true }
-        return held.st_nlink == 0 || held.st_ino != now.st_ino || held.st_dev != now.st_dev
+        return held.st_nlink == 0 || !Self.same(held, now)
     }
 
     /// Stops seeing changes (the service stops, or the folder went away).

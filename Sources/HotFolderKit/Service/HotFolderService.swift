@@ -357,7 +357,6 @@ public final class HotFolderService: @unchecked Sendable {
                     }
                 }
             } catch {
-                if error.transient { runtime.forget(sharing.exportFolder) }
                 return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
             }
         }

@@ -382,10 +382,10 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     /// Logs why a job waits, once per change of reason.
-    private func noteWaiting(_ job: JobFolder, _ runtime: FolderRuntime, _ why: String?) {
+    private func noteWaiting(_ job: JobFolder, _ runtime: FolderRuntime, _ why: String?, level: LogLevel = .info, remedy: String? = nil) {
         let changed = runtime.status.setWaiting(job: job.id, document: job.originalName, reason: why)
         if changed, let why {
-            log.log(.info, "\(job.originalName) waits: \(why)", folder: runtime.config.name, job: job.id)
+            log.log(level, "\(job.originalName) waits: \(why)" + (remedy.map { ". \($0)" } ?? ""), folder: runtime.config.name, job: job.id)
         }
     }
 
@@ -424,9 +424,7 @@ public final class HotFolderService: @unchecked Sendable {
             if failure.step == .export {
                 runtime.status.setDestination(.export, available: false, source: "export folder", reason: failure.reason)
             }
-            if runtime.status.setWaiting(job: job.id, document: job.originalName, reason: reason) {
-                log.log(.warning, "\(job.originalName) waits: \(reason). \(failure.remedy)", folder: folder.name, job: job.id)
-            }
+            noteWaiting(job, runtime, reason, level: .warning, remedy: failure.remedy)
             let delay = min(60, 0.5 * pow(2, Double(min(attempt, 8))))
             timers.asyncAfter(deadline: .now() + delay) { [weak self] in
                 guard let self, !self.isStopping else { return }
@@ -435,7 +433,6 @@ public final class HotFolderService: @unchecked Sendable {
             return nil
         }
         if failure.transient { return nil } // stopping: stays journaled for the next start
-        runtime.status.setWaiting(job: job.id, document: job.originalName, reason: nil)
         log.log(.error, "failed: \(job.originalName): \(failure.description). \(failure.remedy)", folder: folder.name, job: job.id)
         let now = moveToFailed(job, runtime, failure: failure, warnings: warnings)
         let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: [], failure: failure, warnings: warnings)

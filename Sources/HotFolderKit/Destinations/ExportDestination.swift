@@ -22,17 +22,16 @@ struct ExportDestination {
                !job.output.exists(output.file) {
                 // The rename into place happened before the restart; only its record is missing.
                 let name = resumed.name ?? finalName
-                try record(.exported, name: name, job: job)
+                try job.journal.append(.exported, destination: .export) { $0.name = name }
                 return (name, false)
             }
             if !folder.exists(temporary) {
                 try stage(output.file, from: job.output, as: temporary)
             }
-            var exporting = JournalRecord(.exporting)
-            exporting.destination = .export
-            exporting.name = finalName
-            exporting.temporary = temporary
-            try job.journal.append(exporting, sync: false)
+            try job.journal.append(.exporting, destination: .export, sync: false) {
+                $0.name = finalName
+                $0.temporary = temporary
+            }
             // The result's bytes and the record that it is being published are
             // durable before its final name exists: a crash can neither show a
             // partial file nor make a restart publish it twice.
@@ -42,7 +41,7 @@ struct ExportDestination {
             // itself may be lost (then the missing temporary file tells that the
             // rename happened).
             try durability.sync([folder.descriptor])
-            try record(.exported, name: placed, job: job, sync: false)
+            try job.journal.append(.exported, destination: .export, sync: false) { $0.name = placed }
             return (placed, true)
         } catch let failure as JobFailure {
             throw failure
@@ -53,13 +52,6 @@ struct ExportDestination {
         } catch {
             throw JobFailure(.export, "\(error)", remedy: "Check the export folder.", transient: true)
         }
-    }
-
-    private func record(_ event: JournalRecord.Event, name: String, job: JobFolder, sync: Bool = true) throws(SystemError) {
-        var r = JournalRecord(event)
-        r.destination = .export
-        r.name = name
-        try job.journal.append(r, sync: sync)
     }
 
     /// Puts the staged file under the temporary name in the export folder.

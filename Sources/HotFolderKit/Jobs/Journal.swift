@@ -52,6 +52,15 @@ public final class Journal: @unchecked Sendable {
         records.append(record)
     }
 
+    /// Appends a destination's record, filled in by `fill`.
+    public func append(_ event: JournalRecord.Event, destination: DestinationKind, sync: Bool = true,
+                       _ fill: (inout JournalRecord) -> Void) throws(SystemError) {
+        var record = JournalRecord(event)
+        record.destination = destination
+        fill(&record)
+        try append(record, sync: sync)
+    }
+
     public func last(_ event: JournalRecord.Event, destination: DestinationKind? = nil) -> JournalRecord? {
         records.last { $0.event == event && (destination == nil || $0.destination == destination) }
     }

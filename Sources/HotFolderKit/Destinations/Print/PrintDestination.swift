@@ -120,10 +120,7 @@ struct PrintDestination {
     }
 
     private func record(_ event: JournalRecord.Event, job: JobFolder, _ fill: (inout JournalRecord) -> Void) throws(SystemError) {
-        var r = JournalRecord(event)
-        r.destination = .print
-        fill(&r)
-        try job.journal.append(r)
+        try job.journal.append(event, destination: .print, fill)
     }
 
     /// The CUPS options for this folder's print settings; page selection and

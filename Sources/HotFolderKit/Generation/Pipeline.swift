@@ -113,7 +113,7 @@ public struct Pipeline {
             facts.annotations = info.annotations
             facts.signed = info.signed
         } catch {
-            throw JobFailure(.open, "the PDF is damaged beyond repair: \(error.message)", remedy: "Open it in a PDF viewer and save or print it to a new PDF, then drop that.")
+            throw Self.damaged(error)
         }
         guard facts.pages > 0 else {
             throw JobFailure(.open, "the PDF has no pages", remedy: "Drop a PDF that has at least one page.")

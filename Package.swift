@@ -19,9 +19,26 @@ let package = Package(
             cxxSettings: [.define("POINTERHOLDER_TRANSITION", to: "4"), .unsafeFlags(["-Wall", "-Wextra"])],
             linkerSettings: [.linkedLibrary("qpdf"), .linkedLibrary("stdc++")]
         ),
+        // Rendering (poppler-cpp) and image encoding/decoding (libpng, libjpeg, libtiff):
+        // pages to images, image files to PDF pages. Same rule: no exception leaves it.
+        .target(
+            name: "ImageShim",
+            path: "Sources/ImageShim",
+            cxxSettings: [.unsafeFlags(["-Wall", "-Wextra"])],
+            linkerSettings: [.linkedLibrary("poppler-cpp"), .linkedLibrary("png16"), .linkedLibrary("jpeg"),
+                             .linkedLibrary("tiff"), .linkedLibrary("z"), .linkedLibrary("stdc++")]
+        ),
+        // Text layout for annotation summaries: pango finds a font for every script.
+        .systemLibrary(name: "CPangoCairo", path: "Sources/CPangoCairo", pkgConfig: "pangocairo"),
+        .target(
+            name: "SummaryShim",
+            dependencies: ["CPangoCairo"],
+            path: "Sources/SummaryShim",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
+        ),
         .target(
             name: "HotFolderKit",
-            dependencies: ["CInotifyTools", "CCUPS", "CSystem", "PDFShim"],
+            dependencies: ["CInotifyTools", "CCUPS", "CSystem", "PDFShim", "ImageShim", "SummaryShim"],
             path: "Sources/HotFolderKit"
         ),
         .executableTarget(

@@ -1,0 +1,3 @@
+#include "SummaryShim.h"
+#include <pango/pangocairo.h>
+int hs_placeholder(void) { return PANGO_VERSION_MAJOR; }

@@ -29,12 +29,16 @@ let package = Package(
                              .linkedLibrary("tiff"), .linkedLibrary("z"), .linkedLibrary("stdc++")]
         ),
         // Text layout for annotation summaries: pango finds a font for every script.
-        .systemLibrary(name: "CPangoCairo", path: "Sources/CPangoCairo", pkgConfig: "pangocairo"),
+        // The include paths are spelled out: pkg-config's cflags carry -pthread,
+        // which SwiftPM refuses with a warning. Paths that do not exist are harmless.
         .target(
             name: "SummaryShim",
-            dependencies: ["CPangoCairo"],
             path: "Sources/SummaryShim",
-            cSettings: [.unsafeFlags(["-Wall", "-Wextra"])]
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-I/usr/include/pango-1.0", "-I/usr/include/glib-2.0",
+                                      "-I/usr/lib/x86_64-linux-gnu/glib-2.0/include", "-I/usr/lib/aarch64-linux-gnu/glib-2.0/include",
+                                      "-I/usr/include/harfbuzz", "-I/usr/include/freetype2", "-I/usr/include/cairo"])],
+            linkerSettings: [.linkedLibrary("pangocairo-1.0"), .linkedLibrary("pango-1.0"), .linkedLibrary("gobject-2.0"),
+                             .linkedLibrary("glib-2.0"), .linkedLibrary("cairo")]
         ),
         .target(
             name: "HotFolderKit",

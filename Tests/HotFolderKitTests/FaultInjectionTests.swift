@@ -354,7 +354,7 @@ final class FaultInjectionTests: XCTestCase {
         facts.title = "half"
         var generated = JournalRecord(.generated)
         generated.result = PipelineResult(facts: facts, outputs: [StagedOutput(
-            destination: .print, file: staged, format: .pdf, pages: "all", annotations: .flattenForPrint, ext: "pdf", pageCount: 1)], warnings: [])
+            destination: .print, files: [StagedFile(file: staged, role: .document)], format: .pdf, pages: "all", annotations: .flattenForPrint, ext: "pdf", pageCount: 1)], warnings: [])
         try job.journal.append(generated)
         let jobName = PrintDestination.jobName("half", job: job.id)
         var submitting = JournalRecord(.printSubmitting)

@@ -343,7 +343,7 @@ final class ServiceTests: XCTestCase {
         let out = try Directory.create(path: h.out)
         let values = Pipeline(folder: folder, job: job).templateValues(result.facts)
         let delivered = try ExportDestination(sharing: sharing, folder: out, durability: h.service.durability).deliver(try XCTUnwrap(result.outputs.first), job: job, values: values)
-        XCTAssertEqual(delivered.name, "once.pdf")
+        XCTAssertEqual(delivered.names, ["once.pdf"])
         // ... and here the earlier run stopped.
         h.start()
         h.waitForOutcomes(1)

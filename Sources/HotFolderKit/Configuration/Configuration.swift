@@ -35,6 +35,11 @@ public struct FolderConfiguration: Sendable, Hashable, Codable {
     public var maxFileSize: Int64 = 2 << 30
     public var export: SharingConfiguration?
     public var print: SharingConfiguration?
+    public var tickets: TicketPolicy = .optional
+    /// How long a document waits for its ticket (required), or a ticket for its document.
+    public var ticketWait: Double = 300
+    /// The folder's policy: the destinations it may use now (nil: every configured one).
+    public var allow: [DestinationKind]?
 
     public init(name: String) { self.name = name }
 
@@ -218,10 +223,11 @@ struct ConfigurationLoader {
 
     // MARK: - [folder NAME]
 
-    static let folderKeys = ["path", "recursive", "settle", "watch", "poll-interval", "rescan", "include", "ignore", "done", "failed", "after-success", "password", "max-file-size"]
-    static let sharingKeys = ["pages", "annotations", "format", "title", "name"]
-    static let exportKeys = ["to", "collision"]
-    static let printKeys = ["printer", "copies", "sides", "media", "color", "orientation", "options", "timeout"]
+    static let folderKeys = ["path", "recursive", "settle", "watch", "poll-interval", "rescan", "include", "ignore", "done", "failed", "after-success", "password", "max-file-size",
+                             "tickets", "ticket-wait", "allow"]
+    static let sharingKeys = ["pages", "annotations", "format", "title", "name", "image.type", "image.dpi", "image.quality", "image.max-pages"]
+    static let exportKeys = ["to", "collision", "preview", "min-free"]
+    static let printKeys = ["printer", "copies", "max-copies", "sides", "media", "color", "orientation", "options", "timeout"]
     static var allFolderKeys: [String] {
         folderKeys + (sharingKeys + exportKeys).map { "export." + $0 } + (sharingKeys + printKeys).map { "print." + $0 }
     }
@@ -234,6 +240,7 @@ struct ConfigurationLoader {
         var pathLine = section.line
         var done: String?
         var failed: String?
+        var allowLine = section.line
         for entry in section.entries {
             if let first = seen[entry.key] {
                 problem(entry.line, "\(entry.key) is set twice (first on line \(first))")
@@ -288,6 +295,22 @@ struct ConfigurationLoader {
                 if let size = Self.size(value), size > 0 { folder.maxFileSize = Int64(size) } else {
                     problem(entry.line, "max-file-size must be a size such as 500M or 2G, not \"\(value)\"")
                 }
+            case "tickets":
+                if let t = TicketPolicy(rawValue: value.lowercased()) { folder.tickets = t } else {
+                    problem(entry.line, "tickets must be optional or required, not \"\(value)\"")
+                }
+            case "ticket-wait":
+                if let d = Self.duration(value), d > 0 { folder.ticketWait = d } else {
+                    problem(entry.line, "ticket-wait must be a duration such as 5m, not \"\(value)\"")
+                }
+            case "allow":
+                let words = Self.patterns(value).map { $0.lowercased() }
+                if words == ["none"] {
+                    folder.allow = []
+                } else if let list = enumList(value, DestinationKind.self, key: "allow", line: entry.line) {
+                    folder.allow = list
+                }
+                allowLine = entry.line
             default:
                 problem(entry.line, "unknown key \(entry.key) in [folder \(name)]\(Spelling.suggestion(for: entry.key, among: Self.allFolderKeys))")
             }
@@ -300,6 +323,17 @@ struct ConfigurationLoader {
         }
         if folder.export == nil && folder.print == nil {
             problem(section.line, "folder \(name) has no destination: add export.to = FOLDER or print.printer = QUEUE")
+        }
+        if let allow = folder.allow {
+            for kind in allow where !folder.destinations.contains(where: { $0.destination == kind }) {
+                problem(allowLine, "allow names \(kind.rawValue), but folder \(name) has no \(kind.rawValue) settings")
+            }
+        }
+        if let p = folder.print, let m = p.maxCopies, p.copies > m {
+            problem(section.line, "folder \(name): print.copies = \(p.copies) is more than print.max-copies = \(m)")
+        }
+        for sharing in folder.destinations {
+            for message in OptionResolver.emptyForEveryDocument(sharing, folder: folder) { problem(section.line, "folder \(name): \(message)") }
         }
         if !folder.path.isEmpty {
             folder.doneFolder = done ?? folder.path + "/done"
@@ -320,7 +354,35 @@ struct ConfigurationLoader {
         case "annotations":
             if let list = enumList(value, AnnotationOption.self, key: fullKey, line: line) { sharing.annotationOptions = list }
         case "format":
-            if let list = enumList(value, FileFormat.self, key: fullKey, line: line) { sharing.fileFormats = list }
+            if let list = enumList(value, FileFormat.self, key: fullKey, line: line) {
+                if kind == .print && list.contains(.image) {
+                    problem(line, "\(fullKey): image is not a print format; printers get the PDF (image files dropped here are converted to PDF pages), or the original")
+                } else {
+                    sharing.fileFormats = list
+                }
+            }
+        case "image.type":
+            if let t = ImageType(rawValue: value.lowercased() == "jpg" ? "jpeg" : value.lowercased()) { sharing.imageType = t } else {
+                problem(line, "\(fullKey) must be png or jpeg, not \"\(value)\"")
+            }
+        case "image.dpi":
+            if let d = Double(value), (10...1200).contains(d) { sharing.imageDPI = d } else {
+                problem(line, "\(fullKey) must be a resolution from 10 to 1200 (dots per inch), not \"\(value)\"")
+            }
+        case "image.quality":
+            if let q = Int(value), (1...100).contains(q) { sharing.imageQuality = q } else {
+                problem(line, "\(fullKey) must be a JPEG quality from 1 to 100, not \"\(value)\"")
+            }
+        case "image.max-pages":
+            if let n = Int(value), (1...10_000).contains(n) { sharing.imageMaxPages = n } else {
+                problem(line, "\(fullKey) must be a number of pages from 1 to 10000, not \"\(value)\"")
+            }
+        case "preview" where kind == .export:
+            if let b = Self.bool(value) { sharing.preview = b } else { problem(line, "\(fullKey) must be yes or no, not \"\(value)\"") }
+        case "min-free" where kind == .export:
+            if let size = Self.size(value) { sharing.minFree = Int64(size) } else {
+                problem(line, "\(fullKey) must be a size such as 64M or 1G (0 for no check), not \"\(value)\"")
+            }
         case "title":
             if value.isEmpty { sharing.title = nil } else {
                 do { sharing.title = try NameTemplate(parsing: value) } catch { problem(line, "\(fullKey): \(error.text)") }
@@ -346,9 +408,19 @@ struct ConfigurationLoader {
                 problem(line, "\(fullKey) must be a number from 1 to 999, not \"\(value)\"")
             }
         case "sides" where kind == .print:
-            let allowed = ["one-sided", "two-sided-long-edge", "two-sided-short-edge"]
-            if allowed.contains(value) { sharing.sides = value } else {
-                problem(line, "\(fullKey) must be one of \(allowed.joined(separator: ", ")), not \"\(value)\"\(Spelling.suggestion(for: value, among: allowed))")
+            let allowed = SharingConfiguration.sidesValues
+            var list: [String] = []
+            for word in Self.patterns(value) {
+                if allowed.contains(word) {
+                    if !list.contains(word) { list.append(word) }
+                } else {
+                    problem(line, "\(fullKey) must list some of \(allowed.joined(separator: ", ")), not \"\(word)\"\(Spelling.suggestion(for: word, among: allowed))")
+                }
+            }
+            sharing.sidesOptions = list
+        case "max-copies" where kind == .print:
+            if let n = Int(value), (1...999).contains(n) { sharing.maxCopies = n } else {
+                problem(line, "\(fullKey) must be a number from 1 to 999, not \"\(value)\"")
             }
         case "media" where kind == .print:
             if value.isEmpty || value.contains(where: { $0.isWhitespace || $0 == "," }) {

@@ -9,6 +9,8 @@ public struct NameTemplate: Sendable, Hashable, CustomStringConvertible {
         case pages
         /// A per-folder counter, 1, 2, 3, … (kept across restarts).
         case n
+        /// The page an image file shows (image output), zero-padded to sort.
+        case page
     }
 
     enum Piece: Sendable, Hashable {

@@ -11,6 +11,25 @@ public enum DestinationKind: String, Sendable, CaseIterable, Codable {
 public enum FileFormat: String, Sendable, CaseIterable, Codable {
     case pdf
     case original
+    /// One image file per selected page.
+    case image
+}
+
+/// The encoding of `image` output.
+public enum ImageType: String, Sendable, CaseIterable, Codable {
+    case png
+    case jpeg
+
+    /// The file name extension, without the dot.
+    public var ext: String { self == .png ? "png" : "jpg" }
+}
+
+/// Whether documents come with a job ticket (`<file>.ticket`).
+public enum TicketPolicy: String, Sendable, CaseIterable, Codable {
+    /// A ticket that arrives with its document is used; none is fine.
+    case optional
+    /// A document waits up to `ticket-wait` for its ticket and fails without one.
+    case required
 }
 
 public enum AnnotationOption: String, Sendable, CaseIterable, Codable {
@@ -18,6 +37,8 @@ public enum AnnotationOption: String, Sendable, CaseIterable, Codable {
     case flatten
     case flattenForPrint = "flatten-for-print"
     case remove
+    /// The pages with their annotations flattened, followed by pages listing them.
+    case summary
 }
 
 public enum CollisionPolicy: String, Sendable, CaseIterable, Codable {
@@ -56,9 +77,13 @@ public enum PageSelection: Hashable, Sendable, CustomStringConvertible {
     case last
     case annotated
     case ranges([PageRange])
+    /// Whatever range a job ticket asks for (seed 000's `.range`); without a
+    /// ticket giving one it does not apply.
+    case range
 
     public var description: String {
         switch self {
+        case .range: "range"
         case .all: "all"
         case .first: "first"
         case .last: "last"
@@ -114,6 +139,7 @@ public enum PageSelection: Hashable, Sendable, CustomStringConvertible {
             case "first": .first
             case "last": .last
             case "annotated": .annotated
+            case "range": .range
             default: nil
             }
             if let keyword {
@@ -122,7 +148,7 @@ public enum PageSelection: Hashable, Sendable, CustomStringConvertible {
             } else if token.first?.isNumber == true {
                 pendingRanges.append(token)
             } else {
-                return .failure(ConfigurationMessage("unknown page selection \"\(token)\"; use all, first, last, annotated or ranges like 1-3,5,8-"))
+                return .failure(ConfigurationMessage("unknown page selection \"\(token)\"; use all, first, last, annotated, range (a job ticket's) or ranges like 1-3,5,8-"))
             }
         }
         if let m = flush() { return .failure(m) }
@@ -139,6 +165,7 @@ public enum PageSelection: Hashable, Sendable, CustomStringConvertible {
         case .first: return [0]
         case .last: return [pageCount - 1]
         case .annotated: return annotatedPages()
+        case .range: return []
         case .ranges(let ranges):
             var keep = Set<Int>()
             for r in ranges where r.lower <= pageCount {

@@ -9,28 +9,69 @@ struct ExportDestination {
     let folder: Directory
     let durability: SyncBatcher
 
-    /// Delivers `output` and returns the final file name, and whether it was
-    /// delivered now (false: an earlier run had delivered it).
-    func deliver(_ output: StagedOutput, job: JobFolder, values: [NameTemplate.Placeholder: String]) throws(JobFailure) -> (name: String, now: Bool) {
-        if let done = job.journal.last(.exported, destination: .export), let name = done.name {
+    /// Delivers every file of `output` (the document, or one image per page,
+    /// and the sidecars) and returns the final names, and whether anything was
+    /// delivered now (false: an earlier run had delivered it all).
+    func deliver(_ output: StagedOutput, job: JobFolder, values: [NameTemplate.Placeholder: String]) throws(JobFailure) -> (names: [String], now: Bool) {
+        var names: [String] = []
+        var now = false
+        var sidecarStem: String?
+        let base = output.name ?? sharing.name.render(values)
+        for (index, staged) in output.files.enumerated() {
+            let finalName: String
+            switch staged.role {
+            case .document:
+                finalName = FileNameSanitizer.fileName(rendered: base, ext: output.ext)
+            case .page:
+                let page = Self.pageLabel(staged.page ?? index + 1, of: output.documentPages)
+                if output.name == nil && sharing.name.uses(.page) {
+                    var withPage = values
+                    withPage[.page] = page
+                    finalName = FileNameSanitizer.fileName(rendered: sharing.name.render(withPage), ext: output.ext)
+                } else {
+                    finalName = FileNameSanitizer.fileName(rendered: output.pageCount > 1 ? base + "-" + page : base, ext: output.ext)
+                }
+            case .preview, .annotations:
+                // Sidecars are named after the document as it was placed, so
+                // "report (2).pdf" gets "report (2).preview.png".
+                let stem = sidecarStem ?? FileNameSanitizer.sanitize(base)
+                finalName = FileNameSanitizer.fileName(rendered: stem, ext: staged.role == .preview ? "preview.png" : "annotations.json")
+            }
+            let (name, delivered) = try deliver(staged.file, as: finalName, item: index, job: job)
+            if staged.role == .document { sidecarStem = FileNameSanitizer.split(name).stem }
+            names.append(name)
+            now = now || delivered
+        }
+        return (names, now)
+    }
+
+    /// `3`, or `03` in a document of 10 to 99 pages, so that names sort in page order.
+    static func pageLabel(_ page: Int, of total: Int) -> String {
+        let digits = String(max(total, page)).count
+        let s = String(page)
+        return String(repeating: "0", count: max(0, digits - s.count)) + s
+    }
+
+    private func deliver(_ file: String, as finalName: String, item index: Int, job: JobFolder) throws(JobFailure) -> (name: String, now: Bool) {
+        if let done = job.journal.last(.exported, destination: .export, item: file), let name = done.name {
             return (name, false)
         }
-        let finalName = FileNameSanitizer.fileName(rendered: sharing.name.render(values), ext: output.ext)
-        let temporary = ".hf-\(job.id).tmp"
+        let temporary = index == 0 ? ".hf-\(job.id).tmp" : ".hf-\(job.id)-\(index).tmp"
         do {
-            if let resumed = job.journal.last(.exporting, destination: .export), !folder.exists(temporary),
-               !job.output.exists(output.file) {
+            if let resumed = job.journal.last(.exporting, destination: .export, item: file), !folder.exists(temporary),
+               !job.output.exists(file) {
                 // The rename into place happened before the restart; only its record is missing.
                 let name = resumed.name ?? finalName
-                try job.journal.append(.exported, destination: .export) { $0.name = name }
+                try job.journal.append(.exported, destination: .export) { $0.name = name; $0.item = file }
                 return (name, false)
             }
             if !folder.exists(temporary) {
-                try stage(output.file, from: job.output, as: temporary)
+                try stage(file, from: job.output, as: temporary)
             }
             try job.journal.append(.exporting, destination: .export, sync: false) {
                 $0.name = finalName
                 $0.temporary = temporary
+                $0.item = file
             }
             // The result's bytes and the record that it is being published are
             // durable before its final name exists: a crash can neither show a
@@ -41,7 +82,7 @@ struct ExportDestination {
             // itself may be lost (then the missing temporary file tells that the
             // rename happened).
             try durability.sync([folder.descriptor])
-            try job.journal.append(.exported, destination: .export, sync: false) { $0.name = placed }
+            try job.journal.append(.exported, destination: .export, sync: false) { $0.name = placed; $0.item = file }
             return (placed, true)
         } catch let failure as JobFailure {
             throw failure

@@ -13,23 +13,54 @@ public struct DocumentFacts: Sendable, Codable, Equatable {
     public var signed = false
 }
 
-/// One generated file waiting in the job folder for its destination.
+/// One file staged in the job folder for a destination.
+public struct StagedFile: Sendable, Codable, Equatable {
+    public enum Role: String, Sendable, Codable {
+        /// The generated document (or the original).
+        case document
+        /// One page as an image (image output).
+        case page
+        /// `<name>.preview.png` of the first page (export.preview).
+        case preview
+        /// `<name>.annotations.json` (annotations = summary).
+        case annotations
+    }
+
+    /// File name inside the job folder.
+    public var file: String
+    public var role: Role
+    /// The page of the document an image shows (1-based).
+    public var page: Int?
+}
+
+/// What was generated for one destination, waiting in the job folder.
 public struct StagedOutput: Sendable, Codable, Equatable {
     public var destination: DestinationKind
-    /// File name inside the job's `out` folder.
-    public var file: String
+    public var files: [StagedFile]
     public var format: FileFormat
     public var pages: String
     public var annotations: AnnotationOption
-    /// Extension of the delivered file, without the dot.
+    /// Extension of the delivered document or images, without the dot.
     public var ext: String
+    /// Pages in the output (0 for an original).
     public var pageCount: Int
+    /// Pages of the document it came from (for zero-padded page labels).
+    public var documentPages: Int = 0
+    /// A job ticket's choices that the destination applies.
+    public var copies: Int?
+    public var sides: String?
+    public var name: String?
+
+    /// The document's staged file (for an image output: the first page).
+    public var file: String { files.first?.file ?? "" }
 }
 
 public struct PipelineResult: Sendable, Codable, Equatable {
     public var facts: DocumentFacts
     public var outputs: [StagedOutput]
     public var warnings: [String]
+    /// Sanitization's notes (a skipped summary, …): logged, not warnings.
+    public var notes: [String] = []
 }
 
 /// The generation pipeline: (claimed original, folder configuration) → staged
@@ -37,7 +68,7 @@ public struct PipelineResult: Sendable, Codable, Equatable {
 /// service, in a test, or in a worker process.
 public struct Pipeline {
     public let folder: FolderConfiguration
-    /// Holds the original in `in/` and receives outputs in `out/`.
+    /// Holds the original and receives the staged outputs.
     public let job: JobFolder
     public let now: Date
     /// The folder's counter value for this document ({n}).
@@ -49,6 +80,11 @@ public struct Pipeline {
         self.now = now
         self.number = number
     }
+
+    /// The job's ticket, moved into the job folder with the document.
+    public static let ticketFile = ".ticket"
+    /// An image document converted to PDF, generated from like a dropped PDF.
+    static let convertedFile = ".converted.pdf"
 
     public func run() throws(JobFailure) -> PipelineResult {
         let name = job.originalName
@@ -91,98 +127,77 @@ public struct Pipeline {
         }
         let type = ContentType.identify(prefix: prefix, size: Int(st.st_size))
         var facts = DocumentFacts(type: type)
-        guard type == .pdf else {
-            // The seed's default for a document that is not a PDF: its original,
-            // where the destination allows `original`; an empty file never.
-            guard type != .empty, folder.destinations.allSatisfy({ $0.fileFormats.contains(.original) }) else {
-                throw Self.notAPDF(type, name: name)
+        guard type != .empty else { throw Self.notAPDF(type, name: name) }
+        let ticket = try readTicket()
+
+        var generation = OutputStager(pipeline: self, input: input)
+        switch type {
+        case .pdf:
+            try generation.openPDF(into: &facts)
+        case .jpeg, .png, .tiff:
+            do {
+                facts.pages = try ImageConverter.probe(input, description: name).pages
+            } catch {
+                throw JobFailure(.open, "the image cannot be read: \(error.message)", remedy: "Open it in an image viewer, save it anew (JPEG, PNG or TIFF) and drop that.")
             }
-            let outputs = try folder.destinations.map { sharing throws(JobFailure) in try stageOriginal(input, sharing: sharing, pages: "all") }
-            return PipelineResult(facts: facts, outputs: outputs, warnings: [])
+        default:
+            break
         }
 
-        var warnings: [String] = []
-        var document = try open(input)
-        do {
-            let info = try document.info()
-            facts.pages = info.pages
-            facts.title = try document.title()
-            facts.encrypted = info.encrypted
-            facts.allowPrint = info.allowPrintLowResolution || info.allowPrintHighResolution
-            facts.allowPrintHighResolution = info.allowPrintHighResolution
-            facts.annotations = info.annotations
-            facts.signed = info.signed
-        } catch {
-            throw Self.damaged(error)
-        }
-        guard facts.pages > 0 else {
-            throw JobFailure(.open, "the PDF has no pages", remedy: "Drop a PDF that has at least one page.")
-        }
-
-        var outputs: [StagedOutput] = []
-        var documentIsPristine = true
+        let document = OptionResolver.Document(type: type, pages: facts.pages, annotations: facts.annotations)
+        var resolved: [(SharingConfiguration, ResolvedOptions)] = []
         for sharing in folder.destinations {
-            let options = try resolveOptions(sharing, facts: facts)
-            if sharing.destination == .print {
+            let options: ResolvedOptions
+            do {
+                options = try OptionResolver.resolve(sharing, document: document, ticket: ticket?.choices(for: sharing.destination))
+            } catch {
+                if error.step == .options && !document.convertible && !sharing.fileFormats.contains(.original) {
+                    throw Self.notAPDF(type, name: name)
+                }
+                throw error
+            }
+            if sharing.destination == .print && type == .pdf && options.format != .original {
                 guard facts.allowPrint else {
                     throw JobFailure(.print, "the PDF's permissions forbid printing", remedy: "Ask the author for a copy that may be printed.")
                 }
                 if !facts.allowPrintHighResolution {
-                    warnings.append("the PDF allows only low-resolution printing")
+                    generation.warnings.append("the PDF allows only low-resolution printing")
                 }
             }
-            if options.format == .original {
-                outputs.append(try stageOriginal(input, sharing: sharing, pages: "all"))
-                continue
-            }
-            if !documentIsPristine {
-                // Generation changes the open document: each destination starts anew.
-                warnings += document.warnings
-                document = try open(input)
-            }
-            documentIsPristine = false
-            let indexes = try pageIndexes(options.pages, document: document, facts: facts, sharing: sharing)
-            let title = sharing.title.map { FileNameSanitizer.cleanTitle($0.render(templateValues(facts))) }
-            let file = JobFolder.outputName(sharing.destination, ext: "pdf")
-            do {
-                // Not synced here: the destination makes it durable (in a group
-                // commit) before it is published under its final name.
-                let output = try job.output.createFile(file)
-                try document.generate(pages: indexes.count == facts.pages ? nil : indexes, annotations: options.annotations.mode, title: title, output: output)
-            } catch let error as PDFError {
-                if error.kind == .outOfMemory { throw Self.outOfMemory }
-                throw JobFailure(.generate, "the PDF engine could not write the result: \(error.message)", remedy: "Open the document in a PDF viewer, save or print it to a new PDF, and drop that.")
-            } catch let error as SystemError {
-                throw JobFailure(.generate, "cannot write the result: \(error)", remedy: "Check free space and permissions of \(folder.serviceArea).", transient: error.isTransient)
-            } catch {
-                throw JobFailure(.generate, "\(error)", remedy: "Drop the document again.")
-            }
-            if facts.signed && options.annotations != .embed {
-                warnings.append("the document is digitally signed; the generated copy no longer carries a valid signature")
-            }
-            outputs.append(StagedOutput(destination: sharing.destination, file: file, format: .pdf, pages: options.pages.description,
-                                        annotations: options.annotations, ext: "pdf", pageCount: indexes.count))
+            resolved.append((sharing, options))
         }
-        warnings += document.warnings
-        return PipelineResult(facts: facts, outputs: outputs, warnings: Self.unique(warnings))
+
+        var outputs: [StagedOutput] = []
+        var notes: [String] = []
+        for (sharing, options) in resolved {
+            notes += options.notes
+            var output = try generation.stage(sharing, options, facts: &facts)
+            output.copies = options.copies == sharing.copies ? nil : options.copies
+            output.sides = options.sides == sharing.sides ? nil : options.sides
+            output.name = options.name
+            outputs.append(output)
+        }
+        generation.finish()
+        return PipelineResult(facts: facts, outputs: outputs, warnings: Self.unique(generation.warnings), notes: notes)
     }
 
-    struct ResolvedOptions {
-        var format: FileFormat
-        var pages: PageSelection
-        var annotations: AnnotationOption
-    }
-
-    /// Option sanitization (seed 000): the first allowed option that survives
-    /// the rules for this document becomes the one used.
-    func resolveOptions(_ sharing: SharingConfiguration, facts: DocumentFacts) throws(JobFailure) -> ResolvedOptions {
-        guard let format = sharing.fileFormats.first, let annotations = sharing.annotationOptions.first,
-              var pages = sharing.pageSelections.first else {
-            throw JobFailure(.options, "the \(sharing.destination.rawValue) configuration allows no option in some category", remedy: "Allow at least one format, page selection and annotation option.")
+    /// The job ticket, if one came with the document.
+    func readTicket() throws(JobFailure) -> JobTicket? {
+        guard job.directory.exists(Self.ticketFile) else { return nil }
+        let bytes: [UInt8]
+        do {
+            bytes = try job.directory.openForReading(Self.ticketFile).readAll(limit: JobTicket.maxSize)
+        } catch {
+            throw JobFailure(.ticket, "cannot read the job ticket: \(error)", remedy: "Drop the document and its ticket again.", transient: error.isTransient)
         }
-        // A single-page document has no other selection than all of it.
-        if facts.pages == 1 { pages = .all }
-        return ResolvedOptions(format: format, pages: pages, annotations: annotations)
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw JobFailure(.ticket, "the job ticket is not UTF-8 text", remedy: "Save the ticket as UTF-8 text (key = value lines) and drop both again.")
+        }
+        switch JobTicket.parse(text, file: job.originalName + JobTicket.suffix) {
+        case .success(let ticket): return ticket
+        case .failure(let problems):
+            throw JobFailure(.ticket, "the job ticket is not valid: \(problems)", remedy: "Correct the ticket and drop the document and its ticket again.")
+        }
     }
 
     func pageIndexes(_ selection: PageSelection, document: PDFDocument, facts: DocumentFacts, sharing: SharingConfiguration) throws(JobFailure) -> [Int] {
@@ -203,19 +218,6 @@ public struct Pipeline {
             throw JobFailure(.options, "\(key) = \(selection) selects no page of this \(facts.pages)-page document", remedy: "Drop a document that has those pages, or change \(key).")
         }
         return indexes
-    }
-
-    func stageOriginal(_ input: FileDescriptor, sharing: SharingConfiguration, pages: String) throws(JobFailure) -> StagedOutput {
-        let (_, ext) = FileNameSanitizer.split(job.originalName)
-        let file = JobFolder.outputName(sharing.destination, ext: "original")
-        do {
-            let output = try job.output.createFile(file)
-            try output.copyContents(of: input)
-        } catch {
-            throw JobFailure(.generate, "cannot copy the original: \(error)", remedy: "Check free space and permissions of \(folder.serviceArea).", transient: error.isTransient)
-        }
-        return StagedOutput(destination: sharing.destination, file: file, format: .original, pages: pages,
-                            annotations: .embed, ext: ext, pageCount: 0)
     }
 
     func open(_ input: FileDescriptor) throws(JobFailure) -> PDFDocument {
@@ -294,7 +296,7 @@ public struct Pipeline {
         return [
             .stem: stem, .ext: ext, .title: facts.title.flatMap { $0.isEmpty ? nil : $0 } ?? stem,
             .folder: folder.name, .date: Clock.format("%Y-%m-%d", seconds: seconds), .time: Clock.format("%H-%M-%S", seconds: seconds),
-            .pages: facts.pages > 0 ? String(facts.pages) : "", .n: number.map(String.init) ?? "",
+            .pages: facts.pages > 0 ? String(facts.pages) : "", .n: number.map(String.init) ?? "", .page: "",
         ]
     }
 }
@@ -306,6 +308,7 @@ extension AnnotationOption {
         case .flatten: .flatten
         case .flattenForPrint: .flattenForPrint
         case .remove: .remove
+        case .summary: .flatten
         }
     }
 }

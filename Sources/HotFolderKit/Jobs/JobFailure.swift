@@ -6,6 +6,7 @@ public struct JobFailure: Error, Sendable, Codable, Equatable, CustomStringConve
         case identify = "identify the document"
         case open = "open the document"
         case options = "choose the options"
+        case ticket = "apply the job ticket"
         case generate = "generate the output"
         case export = "export"
         case print = "print"

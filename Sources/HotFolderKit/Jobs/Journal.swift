@@ -13,6 +13,8 @@ public struct JournalRecord: Sendable, Codable, Equatable {
     public var from: String?
     public var temporary: String?
     public var destination: DestinationKind?
+    /// The staged file an export record is about (a destination may deliver several).
+    public var item: String?
     public var result: PipelineResult?
     public var failure: JobFailure?
     public var printJob: Int32?
@@ -61,7 +63,7 @@ public final class Journal: @unchecked Sendable {
         try append(record, sync: sync)
     }
 
-    public func last(_ event: JournalRecord.Event, destination: DestinationKind? = nil) -> JournalRecord? {
-        records.last { $0.event == event && (destination == nil || $0.destination == destination) }
+    public func last(_ event: JournalRecord.Event, destination: DestinationKind? = nil, item: String? = nil) -> JournalRecord? {
+        records.last { $0.event == event && (destination == nil || $0.destination == destination) && (item == nil || $0.item == item) }
     }
 }

@@ -9,6 +9,7 @@ final class FolderRuntime: @unchecked Sendable {
     let drop: Directory
     let jobs: Directory
     let settler: Settler
+    let tickets: TicketDesk
     /// An output folder (done, failed, export) as this runtime knows it.
     private struct OutputFolder {
         /// Open while it is still the folder at its path.
@@ -38,9 +39,10 @@ final class FolderRuntime: @unchecked Sendable {
     /// same instance name would resume the first one's jobs as its own.
     private let lock: FileDescriptor
 
-    init(config: FolderConfiguration, settler: Settler, service: ServiceConfiguration) throws(SystemError) {
+    init(config: FolderConfiguration, settler: Settler, tickets: TicketDesk, service: ServiceConfiguration) throws(SystemError) {
         self.config = config
         self.settler = settler
+        self.tickets = tickets
         printer = config.print.map { PrinterAvailability(client: CUPSClient(server: service.cupsServer), queue: $0.printer) }
         drop = try Directory(path: config.path)
         let area = try drop.subdirectory(FolderConfiguration.serviceAreaName, create: true, mode: 0o750)

@@ -138,14 +138,17 @@ public final class HotFolderService: @unchecked Sendable {
 
     private func startFolder(_ folder: FolderConfiguration) {
         let name = folder.name
+        let tickets = TicketDesk(policy: folder.tickets, wait: folder.ticketWait, label: name) { [weak self] decision in
+            self?.ticketDecision(decision, folder: name)
+        }
         let settler = Settler(
             settle: folder.settle, label: name,
-            onReady: { [weak self] candidate in self?.enqueue(candidate, folder: name) },
+            onReady: { [weak tickets] candidate in tickets?.settled(candidate) },
             onEvent: { [weak self] event in self?.watchEvent(event, folder: name) },
             onProblem: { [weak self] message in self?.log.log(.error, message, folder: name) })
         let runtime: FolderRuntime
         do {
-            runtime = try FolderRuntime(config: folder, settler: settler, service: configuration)
+            runtime = try FolderRuntime(config: folder, settler: settler, tickets: tickets, service: configuration)
         } catch {
             log.log(.error, "cannot open the drop folder: \(error); retrying every 5 s until it is there", folder: name)
             retryLater(folder)
@@ -229,7 +232,21 @@ public final class HotFolderService: @unchecked Sendable {
     public var maxQueuedDocuments = 10_000
     private let deferredFolders = Mutex<Set<String>>([])
 
-    private func enqueue(_ candidate: Candidate, folder: String) {
+    private func ticketDecision(_ decision: TicketDesk.Decision, folder: String) {
+        switch decision {
+        case .process(let document):
+            enqueue(document, folder: folder)
+        case .missingTicket(let document):
+            enqueue(document, folder: folder, missingTicket: true)
+        case .orphan(let ticket):
+            pool.submit { [weak self] in
+                guard let self, let runtime = self.runtimes.withLock({ $0[folder] }) else { return }
+                self.failOrphan(ticket, runtime)
+            }
+        }
+    }
+
+    private func enqueue(_ candidate: Candidate, folder: String, missingTicket: Bool = false) {
         guard !isStopping else { return }
         if pool.pending >= maxQueuedDocuments {
             let first = deferredFolders.withLock { $0.insert(folder).inserted }
@@ -240,7 +257,7 @@ public final class HotFolderService: @unchecked Sendable {
         }
         pool.submit { [weak self] in
             guard let self, let runtime = self.runtimes.withLock({ $0[folder] }) else { return }
-            self.claimAndRun(candidate, runtime)
+            self.claimAndRun(candidate, runtime, missingTicket: missingTicket)
             self.rescanDeferredIfDrained()
         }
     }
@@ -258,7 +275,7 @@ public final class HotFolderService: @unchecked Sendable {
         }
     }
 
-    private func claimAndRun(_ candidate: Candidate, _ runtime: FolderRuntime) {
+    private func claimAndRun(_ candidate: Candidate, _ runtime: FolderRuntime, missingTicket: Bool) {
         let folder = runtime.config
         let relative = candidate.directory == folder.path ? "" : String(candidate.directory.dropFirst(folder.path.count + 1))
         let source: Directory
@@ -284,9 +301,17 @@ public final class HotFolderService: @unchecked Sendable {
             log.log(.debug, "\(candidate.path) vanished before it was claimed (taken by another instance or removed)", folder: folder.name)
             return
         }
-        log.log(.info, "claimed \(relative.isEmpty ? candidate.name : relative + "/" + candidate.name)", folder: folder.name, job: job.id)
+        let hasTicket = Self.takeTicket(candidate.name, from: source, into: job)
+        if hasTicket { runtime.tickets.taken(TicketDesk.ticketPath(of: candidate)) }
+        log.log(.info, "claimed \(relative.isEmpty ? candidate.name : relative + "/" + candidate.name)\(hasTicket ? " with its ticket" : "")", folder: folder.name, job: job.id)
         activeJobs.withLock { _ = $0.insert(job.id) }
         runtime.status.adjustInProgress(1)
+        if missingTicket && !hasTicket {
+            let failure = JobFailure(.ticket, "no job ticket (\(candidate.name)\(JobTicket.suffix)) came within ticket-wait (\(Self.format(folder.ticketWait))), and this folder requires one (tickets = required)",
+                                     remedy: "Drop the document again together with its ticket \(candidate.name)\(JobTicket.suffix), or set tickets = optional for this folder.")
+            _ = handle(failure, job, runtime, warnings: [], attempt: 0)
+            return
+        }
         run(job, runtime, attempt: 0)
     }
 
@@ -300,7 +325,9 @@ public final class HotFolderService: @unchecked Sendable {
         var result: PipelineResult
         var number = job.journal.last(.generated)?.number
         if let generated = job.journal.last(.generated)?.result,
-           generated.outputs.allSatisfy({ job.output.exists($0.file) || job.journal.last(.exported, destination: $0.destination) != nil || job.journal.last(.exporting, destination: $0.destination) != nil }) {
+           generated.outputs.allSatisfy({ output in output.files.allSatisfy { staged in
+               job.output.exists(staged.file) || job.journal.last(.exported, destination: output.destination, item: staged.file) != nil
+                   || job.journal.last(.exporting, destination: output.destination, item: staged.file) != nil } }) {
             result = generated
         } else {
             // Leftovers of an interrupted generation are redone from the original.
@@ -320,6 +347,7 @@ public final class HotFolderService: @unchecked Sendable {
                 return handle(JobFailure(.generate, "cannot write the job journal: \(error)", remedy: "Check free space in \(folder.serviceArea).", transient: true), job, runtime, warnings: result.warnings, attempt: attempt)
             }
             for warning in result.warnings { log.log(.warning, warning, folder: folder.name, job: job.id) }
+            for note in result.notes { log.log(.info, note, folder: folder.name, job: job.id) }
         }
         let values = Pipeline(folder: folder, job: job, now: claimedAt, number: number).templateValues(result.facts)
         var delivered: [String] = []
@@ -332,11 +360,12 @@ public final class HotFolderService: @unchecked Sendable {
                     do { exportFolder = try runtime.outputFolder(sharing.exportFolder) } catch {
                         throw JobFailure(.export, "cannot open the export folder: \(error)", remedy: "Create \(sharing.exportFolder) or make it writable for the service; the document waits and is retried.", transient: true)
                     }
-                    let (name, now) = try ExportDestination(sharing: sharing, folder: exportFolder, durability: durability).deliver(output, job: job, values: values)
-                    delivered.append(exportFolder.child(name))
+                    let (names, now) = try ExportDestination(sharing: sharing, folder: exportFolder, durability: durability).deliver(output, job: job, values: values)
+                    delivered += names.map { exportFolder.child($0) }
                     runtime.status.setDestination(.export, available: true)
                     if now {
-                        log.log(.info, "exported \(name) (\(output.format.rawValue), pages \(output.pages), annotations \(output.annotations.rawValue))", folder: folder.name, job: job.id)
+                        let what = names.count == 1 ? names[0] : "\(names[0]) and \(names.count - 1) more"
+                        log.log(.info, "exported \(what) (\(output.format.rawValue), pages \(output.pages), annotations \(output.annotations.rawValue))", folder: folder.name, job: job.id)
                     }
                 case .print:
                     guard let printer = runtime.printer else { continue }
@@ -455,8 +484,13 @@ public final class HotFolderService: @unchecked Sendable {
                 let name = try Self.moveNumbered(job.originalName, from: job.input, to: done)
                 record.name = name
                 now = done.child(name)
+                try job.journal.append(record, sync: false)
+                Self.moveTicket(of: job.directory, beside: name, in: done)
             }
-            try job.journal.append(record, sync: false)
+            if folder.afterSuccess == .delete {
+                try? job.directory.remove(Pipeline.ticketFile)
+                try job.journal.append(record, sync: false)
+            }
         } catch {
             throw JobFailure(.finish, "the document was delivered, but the original cannot be moved to \(folder.doneFolder): \(error)",
                              remedy: "Make the done folder writable for the service; the move is retried and nothing is delivered twice.", transient: true)
@@ -480,6 +514,7 @@ public final class HotFolderService: @unchecked Sendable {
             record.name = name
             try? job.journal.append(record, sync: false)
             try job.directory.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
+            Self.moveTicket(of: job.directory, beside: name, in: failed)
             try failed.sync()
             try? runtime.jobs.removeTree(job.id)
             return failed.child(name)
@@ -530,6 +565,46 @@ public final class HotFolderService: @unchecked Sendable {
         }
     }
 
+    // MARK: - tickets
+
+    /// Moves `<name>.ticket` from the drop folder into the job; true when it came.
+    static func takeTicket(_ name: String, from source: Directory, into job: JobFolder) -> Bool {
+        let ticket = name + JobTicket.suffix
+        guard source.exists(ticket) else { return false }
+        do {
+            try source.move(ticket, to: job.directory, as: Pipeline.ticketFile, mode: .noReplace)
+            return true
+        } catch {
+            return job.directory.exists(Pipeline.ticketFile)
+        }
+    }
+
+    /// Moves a job's ticket to `<name>.ticket` beside its document.
+    static func moveTicket(of directory: Directory, beside name: String, in target: Directory) {
+        guard directory.exists(Pipeline.ticketFile) else { return }
+        let limit = 255 - JobTicket.suffix.utf8.count
+        try? directory.move(Pipeline.ticketFile, to: target, as: FileNameSanitizer.fitting(name, limit: limit) + JobTicket.suffix, mode: .replace)
+    }
+
+    /// A ticket no document came for goes to failed/ with its reason.
+    private func failOrphan(_ ticket: Candidate, _ runtime: FolderRuntime) {
+        let folder = runtime.config
+        let relative = ticket.directory == folder.path ? "" : String(ticket.directory.dropFirst(folder.path.count + 1))
+        let document = String(ticket.name.dropLast(JobTicket.suffix.count))
+        let failure = JobFailure(.ticket, "no document named \"\(document)\" came for this ticket within ticket-wait (\(Self.format(folder.ticketWait)))",
+                                 remedy: "Drop the ticket together with (or just before) its document, named exactly like the document plus .ticket.")
+        do {
+            let source = try runtime.drop.descend(relative)
+            let failed = try runtime.outputFolder(folder.failedFolder)
+            let name = try Self.moveNumbered(ticket.name, from: source, to: failed)
+            try Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: folder, job: "-", failure: failure, warnings: []))
+            log.log(.error, "failed: \(ticket.name): \(failure.description). \(failure.remedy)", folder: folder.name)
+            delegate?.hotFolder(finished: JobOutcome(folder: folder.name, job: "-", original: ticket.name, originalNow: failed.child(name), delivered: [], failure: failure, warnings: []))
+        } catch {
+            log.log(.debug, "the ticket \(ticket.path) could not be moved to failed/ (\(error)); taken meanwhile?", folder: folder.name)
+        }
+    }
+
     // MARK: - recovery
 
     /// Resumes every job an earlier run left in the folder's service area.
@@ -551,9 +626,22 @@ public final class HotFolderService: @unchecked Sendable {
                             try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: entry.name, failure: failure, warnings: []))
                         }
                     }
+                    // A ticket left behind goes where its document went.
+                    if dir.exists(Pipeline.ticketFile), let name = records.last(where: { $0.name != nil && ($0.event == .failing || $0.event == .finished) })?.name
+                        ?? records.first(where: { $0.event == .claimed })?.name {
+                        let failedEnd = records.contains { $0.event == .failing }
+                        if let target = try? runtime.outputFolder(failedEnd ? runtime.config.failedFolder : runtime.config.doneFolder) {
+                            Self.moveTicket(of: dir, beside: name, in: target)
+                        }
+                    }
                 }
                 try? runtime.jobs.removeTree(entry.name)
                 continue
+            }
+            if !job.directory.exists(Pipeline.ticketFile), let claimed = job.journal.last(.claimed),
+               let source = try? runtime.drop.descend(claimed.from ?? "") {
+                // Stopped between claiming the document and taking its ticket.
+                _ = Self.takeTicket(job.originalName, from: source, into: job)
             }
             activeJobs.withLock { _ = $0.insert(job.id) }
             runtime.status.adjustInProgress(1)
@@ -571,7 +659,8 @@ public final class HotFolderService: @unchecked Sendable {
         guard let folder = configuration.folder(named: name) else { throw ServiceError("no folder named \(name) in \(configuration.file)") }
         let runtime: FolderRuntime
         do {
-            runtime = try runtimes.withLock { $0[name] } ?? FolderRuntime(config: folder, settler: Settler(settle: 0, label: name, onReady: { _ in }), service: configuration)
+            runtime = try runtimes.withLock { $0[name] } ?? FolderRuntime(config: folder, settler: Settler(settle: 0, label: name, onReady: { _ in }),
+                                                                          tickets: TicketDesk(policy: folder.tickets, wait: folder.ticketWait, label: name) { _ in }, service: configuration)
         } catch {
             throw ServiceError("cannot open the drop folder of \(name): \(error)")
         }
@@ -598,6 +687,7 @@ public final class HotFolderService: @unchecked Sendable {
         } catch {
             throw ServiceError("cannot take \(path): \(error)")
         }
+        if let source = try? Directory(path: directory) { _ = Self.takeTicket(fileName, from: source, into: job) }
         let finished = DispatchSemaphore(value: 0)
         let result = Mutex<JobOutcome?>(nil)
         outcomeWaiters.withLock { $0[job.id] = { outcome in

@@ -65,11 +65,11 @@ struct PrintDestination {
             availability.waitUntilAvailable(resume)
             return .parked
         }
-        let name = Self.jobName(sharing.name.render(values), job: job.id)
+        let name = Self.jobName(output.name ?? sharing.name.render(values), job: job.id)
         let id: Int32
         do {
             try record(.printSubmitting, job: job) { $0.printJobName = name }
-            id = try client.submit(file: job.output.child(output.file), queue: sharing.printer, jobName: name, options: options)
+            id = try client.submit(file: job.output.child(output.file), queue: sharing.printer, jobName: name, options: options(for: output))
         } catch let error as CUPSError {
             switch error {
             case .serverUnreachable, .noSuchQueue, .notAcceptingJobs, .noDefaultQueue:
@@ -123,12 +123,13 @@ struct PrintDestination {
         try job.journal.append(event, destination: .print, fill)
     }
 
-    /// The CUPS options for this folder's print settings; page selection and
-    /// annotations are already in the generated PDF.
-    var options: [(String, String)] {
+    /// The CUPS options for this folder's print settings and the ticket's
+    /// choices; page selection and annotations are already in the generated PDF.
+    func options(for output: StagedOutput) -> [(String, String)] {
         var o: [(String, String)] = []
-        if sharing.copies != 1 { o.append(("copies", String(sharing.copies))) }
-        if let s = sharing.sides { o.append(("sides", s)) }
+        let copies = output.copies ?? sharing.copies
+        if copies != 1 { o.append(("copies", String(copies))) }
+        if let s = output.sides ?? sharing.sides { o.append(("sides", s)) }
         if let m = sharing.media { o.append(("media", m)) }
         if let c = sharing.color { o.append(("print-color-mode", c)) }
         if let orientation = sharing.orientation {

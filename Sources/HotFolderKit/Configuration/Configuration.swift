@@ -325,6 +325,9 @@ struct ConfigurationLoader {
             problem(section.line, "folder \(name) has no destination: add export.to = FOLDER or print.printer = QUEUE")
         }
         if let allow = folder.allow {
+            if allow.isEmpty {
+                problem(allowLine, "allow = none allows no destination: every document would wait; name the destinations to allow, or remove the folder")
+            }
             for kind in allow where !folder.destinations.contains(where: { $0.destination == kind }) {
                 problem(allowLine, "allow names \(kind.rawValue), but folder \(name) has no \(kind.rawValue) settings")
             }
@@ -414,7 +417,7 @@ struct ConfigurationLoader {
                 if allowed.contains(word) {
                     if !list.contains(word) { list.append(word) }
                 } else {
-                    problem(line, "\(fullKey) must list some of \(allowed.joined(separator: ", ")), not \"\(word)\"\(Spelling.suggestion(for: word, among: allowed))")
+                    problem(line, "\(fullKey) must be one of \(allowed.joined(separator: ", ")) (or a list of them), not \"\(word)\"\(Spelling.suggestion(for: word, among: allowed))")
                 }
             }
             sharing.sidesOptions = list

@@ -76,7 +76,7 @@ public enum OptionResolver {
         let key = "\(sharing.destination.rawValue).format"
         let candidates: [(FileFormat, String?)] = sharing.fileFormats.map { format in
             if format != .original && !document.convertible {
-                return (format, "\"\(format.rawValue)\" needs a PDF or an image (JPEG, PNG, TIFF), and the document is \(document.type.phrase)")
+                return (format, "\(key) = \(format.rawValue) needs a PDF or an image (JPEG, PNG, TIFF), and the document is \(document.type.phrase)")
             }
             return (format, nil)
         }
@@ -97,17 +97,17 @@ public enum OptionResolver {
             if document.pages == 1 { return nil } // a single page is always `all`
             switch selection {
             case .range:
-                return "\"range\" takes its pages from a job ticket, and none gave a range"
+                return "\(key) = range takes its pages from a job ticket, and none gave a range"
             case .all, .annotated:
                 if format == .image && document.pages > sharing.imageMaxPages {
-                    return "\"\(selection)\" would make \(document.pages) images, more than \(sharing.destination.rawValue).image.max-pages = \(sharing.imageMaxPages)"
+                    return "\(key) = \(selection) would make \(document.pages) images, more than \(sharing.destination.rawValue).image.max-pages = \(sharing.imageMaxPages)"
                 }
                 if selection == .annotated && document.annotations == 0 {
-                    return "\"annotated\" selects no page: the document carries no annotations"
+                    return "\(key) = annotated, but no page of this document carries annotations"
                 }
             case .ranges:
                 if selection.pageIndexes(pageCount: document.pages, annotatedPages: { [] }).isEmpty {
-                    return "\"\(selection)\" selects no page of this \(document.pages)-page document"
+                    return "\(key) = \(selection) selects no page of this \(document.pages)-page document"
                 }
             case .first, .last:
                 break

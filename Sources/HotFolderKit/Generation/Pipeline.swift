@@ -131,6 +131,7 @@ public struct Pipeline {
         let ticket = try readTicket()
 
         var generation = OutputStager(pipeline: self, input: input)
+        var unreadableImage: JobFailure?
         switch type {
         case .pdf:
             try generation.openPDF(into: &facts)
@@ -138,7 +139,10 @@ public struct Pipeline {
             do {
                 facts.pages = try ImageConverter.probe(input, description: name).pages
             } catch {
-                throw JobFailure(.open, "the image cannot be read: \(error.message)", remedy: "Open it in an image viewer, save it anew (JPEG, PNG or TIFF) and drop that.")
+                // Only a problem where the image is to be converted; as an
+                // original it goes as it is.
+                facts.pages = 1
+                unreadableImage = JobFailure(.identify, "\"\(name)\" is \(type.phrase) that cannot be read: \(error.message)", remedy: "Open it in an image viewer, save it anew (JPEG, PNG or TIFF) and drop that, or a PDF.")
             }
         default:
             break
@@ -164,6 +168,7 @@ public struct Pipeline {
                     generation.warnings.append("the PDF allows only low-resolution printing")
                 }
             }
+            if let unreadableImage, options.format != .original { throw unreadableImage }
             resolved.append((sharing, options))
         }
 

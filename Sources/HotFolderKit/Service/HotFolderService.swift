@@ -136,6 +136,11 @@ public final class HotFolderService: @unchecked Sendable {
     /// Jobs queued or running (for tests and status).
     public var pendingJobs: Int { pool.pending }
 
+    /// Documents of a folder that wait for their job ticket.
+    public func waitingForTickets(_ folder: String) -> Int {
+        runtimes.withLock { $0[folder] }?.tickets.waitingDocuments.count ?? 0
+    }
+
     private func startFolder(_ folder: FolderConfiguration) {
         let name = folder.name
         let tickets = TicketDesk(policy: folder.tickets, wait: folder.ticketWait, label: name) { [weak self] decision in

@@ -1,4 +1,5 @@
 #include "PDFShim.h"
+#include "AnnotationText.h"
 
 #include <qpdf/Constants.h>
 #include <qpdf/QPDF.hh>
@@ -12,8 +13,11 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -270,6 +274,159 @@ void set_title(QPDF &pdf, char const *title) {
     info.replaceKey("/Title", QPDFObjectHandle::newUnicodeString(title));
 }
 
+// Parses the PDF read from fd into pdf. memory receives a small file's bytes
+// and must outlive pdf.
+void load(QPDF &pdf, std::string &memory, int fd, char const *description, char const *password) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        throw QPDFSystemError("fstat", errno);
+    }
+    if (S_ISREG(st.st_mode) && st.st_size <= kMemoryReadLimit) {
+        memory.resize(static_cast<size_t>(st.st_size));
+        size_t filled = 0;
+        while (filled < memory.size()) {
+            ssize_t n = pread(fd, &memory[filled], memory.size() - filled, static_cast<off_t>(filled));
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n < 0) {
+                throw QPDFSystemError("read", errno);
+            }
+            if (n == 0) {
+                memory.resize(filled); // shrank while being read
+                break;
+            }
+            filled += static_cast<size_t>(n);
+        }
+        pdf.processMemoryFile(description, memory.data(), memory.size(), password);
+    } else {
+        int copy = dup(fd);
+        if (copy < 0) {
+            throw QPDFSystemError("dup", errno);
+        }
+        FILE *file = fdopen(copy, "rb");
+        if (!file) {
+            int e = errno;
+            close(copy);
+            throw QPDFSystemError("fdopen", e);
+        }
+        if (std::fseek(file, 0, SEEK_SET) != 0) {
+            int e = errno;
+            std::fclose(file);
+            throw QPDFSystemError("fseek", e);
+        }
+        pdf.processFile(description, file, true, password);
+    }
+}
+
+// The UTF-8 of a PDF text string, or nothing when obj is not a string.
+bool text_string(QPDFObjectHandle obj, std::string &out) {
+    if (!obj.isString()) {
+        return false;
+    }
+    std::string const raw = obj.getStringValue();
+    bool const has_bom = raw.size() >= 2 && ((raw[0] == '\xFE' && raw[1] == '\xFF') || (raw[0] == '\xFF' && raw[1] == '\xFE'));
+    if (raw.size() >= 3 && raw.compare(0, 3, "\xEF\xBB\xBF") == 0 && hf::is_valid_utf8(raw)) {
+        out = raw.substr(3); // PDF 2.0's UTF-8 text string
+        return true;
+    }
+    bool const ascii = std::all_of(raw.begin(), raw.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (!has_bom && !ascii && hf::is_valid_utf8(raw)) {
+        // Some producers write UTF-8 without the marker; read as PDFDocEncoding
+        // it would come out as mojibake ("JÃ¼rgen"), and PDFDocEncoding text
+        // that happens to be valid UTF-8 is vanishingly rare.
+        out = raw;
+        return true;
+    }
+    out = obj.getUTF8Value();
+    return true;
+}
+
+bool is_reviewer_annotation(std::string const &subtype) {
+    // Links are navigation, popups are the windows of their parents, widgets
+    // are form fields: none of them is something a reviewer wrote.
+    return subtype != "/Link" && subtype != "/Popup" && subtype != "/Widget";
+}
+
+void append_annotation_json(std::string &json, int page_number, QPDFObjectHandle annot) {
+    std::string type = annot.getKey("/Subtype").isName() ? annot.getKey("/Subtype").getName() : std::string();
+    if (!type.empty() && type[0] == '/') {
+        type.erase(0, 1);
+    }
+    if (type.empty()) {
+        type = "Unknown";
+    }
+    if (json.size() > 1) {
+        json += ',';
+    }
+    json += "{\"page\":" + std::to_string(page_number) + ",\"type\":";
+    hf::append_json_string(json, type);
+    std::string value;
+    if (text_string(annot.getKey("/T"), value)) {
+        json += ",\"author\":";
+        hf::append_json_string(json, value);
+    }
+    if (text_string(annot.getKey("/Subj"), value)) {
+        json += ",\"subject\":";
+        hf::append_json_string(json, value);
+    }
+    QPDFObjectHandle date = annot.getKey("/M");
+    if (!date.isString()) {
+        date = annot.getKey("/CreationDate");
+    }
+    if (text_string(date, value)) {
+        std::string iso;
+        json += ",\"date\":";
+        // Free-form dates ("Tuesday 3 May") exist; they are kept as written.
+        hf::append_json_string(json, hf::pdf_date_to_iso8601(value, iso) ? iso : value);
+    }
+    if (text_string(annot.getKey("/Contents"), value)) {
+        json += ",\"text\":";
+        hf::append_json_string(json, value);
+    }
+    QPDFObjectHandle flags = annot.getKey("/F");
+    if (flags.isInteger()) {
+        json += ",\"flags\":" + std::to_string(flags.getIntValue());
+    }
+    json += '}';
+}
+
+bool rectangle(QPDFObjectHandle box, QPDFObjectHandle::Rectangle &r) {
+    if (!box.isRectangle()) {
+        return false;
+    }
+    r = box.getArrayAsRectangle();
+    // Boxes may name any two opposite corners.
+    if (r.llx > r.urx) {
+        std::swap(r.llx, r.urx);
+    }
+    if (r.lly > r.ury) {
+        std::swap(r.lly, r.ury);
+    }
+    return std::isfinite(r.llx) && std::isfinite(r.lly) && std::isfinite(r.urx) && std::isfinite(r.ury) &&
+           r.urx > r.llx && r.ury > r.lly;
+}
+
+void append_pages(hf_doc *doc, int fd, char const *description) {
+    std::string memory;
+    QPDF extra;
+    extra.setSuppressWarnings(true);
+    extra.setAttemptRecovery(true);
+    // Copies stream data when a page is added, so neither `extra` nor
+    // `memory` has to outlive this function; appended documents are small.
+    extra.setImmediateCopyFrom(true);
+    std::string const name = description ? description : "appended pages";
+    load(extra, memory, fd, name.c_str(), nullptr);
+    QPDFPageDocumentHelper target(doc->pdf);
+    for (auto &page : QPDFPageDocumentHelper(extra).getAllPages()) {
+        // addPage copies a page of another document with everything it uses.
+        target.addPage(page, false);
+    }
+    for (auto const &w : extra.getWarnings()) {
+        doc->note(name + ": " + w.what());
+    }
+}
+
 } // namespace
 
 extern "C" {
@@ -283,46 +440,7 @@ hf_doc *hf_doc_open_fd(int fd, const char *description, const char *password, hf
         doc->description = description;
         doc->pdf.setSuppressWarnings(true);
         doc->pdf.setAttemptRecovery(true);
-        struct stat st;
-        if (fstat(fd, &st) != 0) {
-            throw QPDFSystemError("fstat", errno);
-        }
-        if (S_ISREG(st.st_mode) && st.st_size <= kMemoryReadLimit) {
-            doc->memory.resize(static_cast<size_t>(st.st_size));
-            size_t filled = 0;
-            while (filled < doc->memory.size()) {
-                ssize_t n = pread(fd, &doc->memory[filled], doc->memory.size() - filled, static_cast<off_t>(filled));
-                if (n < 0 && errno == EINTR) {
-                    continue;
-                }
-                if (n < 0) {
-                    throw QPDFSystemError("read", errno);
-                }
-                if (n == 0) {
-                    doc->memory.resize(filled); // shrank while being read
-                    break;
-                }
-                filled += static_cast<size_t>(n);
-            }
-            doc->pdf.processMemoryFile(description, doc->memory.data(), doc->memory.size(), password);
-        } else {
-            int copy = dup(fd);
-            if (copy < 0) {
-                throw QPDFSystemError("dup", errno);
-            }
-            FILE *file = fdopen(copy, "rb");
-            if (!file) {
-                int e = errno;
-                close(copy);
-                throw QPDFSystemError("fdopen", e);
-            }
-            if (std::fseek(file, 0, SEEK_SET) != 0) {
-                int e = errno;
-                std::fclose(file);
-                throw QPDFSystemError("fseek", e);
-            }
-            doc->pdf.processFile(description, file, true, password);
-        }
+        load(doc->pdf, doc->memory, fd, description, password);
         // Parsing is lazy: touching the page tree now turns a broken one into an
         // open error rather than a surprise in the middle of generation.
         doc->pdf.getAllPages();
@@ -438,6 +556,10 @@ int hf_doc_generate(hf_doc *doc, const hf_generate_options *options, hf_error *e
         if (options->title) {
             set_title(doc->pdf, options->title);
         }
+        if (options->has_append) {
+            // After flattening, which must not touch the appended pages.
+            append_pages(doc, options->append_fd, options->append_description);
+        }
         int copy = dup(options->output_fd);
         if (copy < 0) {
             throw QPDFSystemError("dup", errno);
@@ -464,6 +586,100 @@ int hf_doc_generate(hf_doc *doc, const hf_generate_options *options, hf_error *e
         if (doc->memory_exhausted) {
             throw std::bad_alloc();
         }
+        return 0;
+    });
+}
+
+int hf_doc_annotations(hf_doc *doc, const int *pages, int page_count, char **json_out, hf_error *err) {
+    if (json_out) {
+        *json_out = nullptr;
+    }
+    return guarded(err, -1, [&]() -> int {
+        if (!doc || !json_out || page_count < 0 || (page_count > 0 && !pages)) {
+            throw std::invalid_argument("invalid argument to hf_doc_annotations");
+        }
+        std::vector<QPDFObjectHandle> const &all = doc->pdf.getAllPages();
+        std::vector<size_t> wanted;
+        if (pages) {
+            for (int i = 0; i < page_count; ++i) {
+                if (pages[i] < 0 || static_cast<size_t>(pages[i]) >= all.size()) {
+                    throw std::invalid_argument("page index " + std::to_string(pages[i]) + " out of range");
+                }
+                wanted.push_back(static_cast<size_t>(pages[i]));
+            }
+        } else {
+            for (size_t i = 0; i < all.size(); ++i) {
+                wanted.push_back(i);
+            }
+        }
+        std::string json = "[";
+        int count = 0;
+        for (size_t index : wanted) {
+            QPDFPageObjectHelper page(all[index]);
+            for (auto &a : page.getAnnotations()) {
+                if (!is_reviewer_annotation(a.getSubtype())) {
+                    continue;
+                }
+                append_annotation_json(json, static_cast<int>(index) + 1, a.getObjectHandle());
+                ++count;
+            }
+        }
+        json += ']';
+        doc->collect_qpdf_warnings();
+        char *copy = static_cast<char *>(std::malloc(json.size() + 1));
+        if (!copy) {
+            throw std::bad_alloc();
+        }
+        std::memcpy(copy, json.c_str(), json.size() + 1);
+        *json_out = copy;
+        return count;
+    });
+}
+
+void hf_free(void *p) { std::free(p); }
+
+int hf_doc_page_size(hf_doc *doc, int page_index, double *width, double *height, hf_error *err) {
+    return guarded(err, -1, [&]() -> int {
+        if (!doc || !width || !height) {
+            throw std::invalid_argument("null argument");
+        }
+        std::vector<QPDFObjectHandle> const &all = doc->pdf.getAllPages();
+        if (page_index < 0 || static_cast<size_t>(page_index) >= all.size()) {
+            throw std::invalid_argument("page index " + std::to_string(page_index) + " out of range");
+        }
+        QPDFPageObjectHelper page(all[static_cast<size_t>(page_index)]);
+        QPDFObjectHandle::Rectangle media;
+        if (!rectangle(page.getMediaBox(), media)) {
+            throw std::runtime_error(doc->description + ": page " + std::to_string(page_index + 1) +
+                                     " has no valid MediaBox");
+        }
+        QPDFObjectHandle::Rectangle visible = media;
+        QPDFObjectHandle::Rectangle crop;
+        if (rectangle(page.getAttribute("/CropBox", false), crop)) {
+            // Viewers show the part of the CropBox inside the MediaBox.
+            QPDFObjectHandle::Rectangle both(std::max(crop.llx, media.llx), std::max(crop.lly, media.lly),
+                                             std::min(crop.urx, media.urx), std::min(crop.ury, media.ury));
+            if (both.urx > both.llx && both.ury > both.lly) {
+                visible = both;
+            }
+        }
+        double unit = 1.0;
+        QPDFObjectHandle user_unit = page.getObjectHandle().getKey("/UserUnit");
+        if (user_unit.isNumber() && user_unit.getNumericValue() > 0 && std::isfinite(user_unit.getNumericValue())) {
+            unit = user_unit.getNumericValue();
+        }
+        int rotate = 0;
+        QPDFObjectHandle rotate_obj = page.getAttribute("/Rotate", false);
+        if (rotate_obj.isInteger()) {
+            rotate = static_cast<int>(((rotate_obj.getIntValue() % 360) + 360) % 360);
+        }
+        double w = (visible.urx - visible.llx) * unit;
+        double h = (visible.ury - visible.lly) * unit;
+        if (rotate == 90 || rotate == 270) {
+            std::swap(w, h);
+        }
+        *width = w;
+        *height = h;
         return 0;
     });
 }

@@ -55,6 +55,11 @@ typedef struct {
     const char *title;   // UTF-8; NULL keeps the document's Title
     int output_fd;       // written from its current offset; not closed
     const char *output_description;
+    // Swift zero-initialises the struct, so the zero value must mean "nothing
+    // to append": fd 0 is a valid descriptor, hence the separate flag.
+    int has_append;      // nonzero: append every page of the PDF read from append_fd
+    int append_fd;       // seekable; not closed; appended after the selected pages
+    const char *append_description;
 } hf_generate_options;
 
 // Opens a PDF read from fd (which must be seekable; it is not closed and its
@@ -69,6 +74,21 @@ int hf_doc_page_annotation_count(hf_doc *doc, int page_index, hf_error *err);
 long hf_doc_title(hf_doc *doc, char *buf, size_t capacity, hf_error *err);
 
 int hf_doc_generate(hf_doc *doc, const hf_generate_options *options, hf_error *err);
+
+// The annotations people wrote on the given pages (0-based indexes; NULL means
+// every page), as a malloc'd UTF-8 JSON array in page order, then /Annots
+// order; free it with hf_free. Links, popups and form widgets are left out.
+// Each entry: {"page": 1-based page in this document, "type": subtype without
+// the slash, "author", "subject", "date" (ISO 8601 when the PDF date parses,
+// else as written), "text", "flags"}; absent values are omitted. Call before
+// hf_doc_generate, which changes the document. Returns the number of entries,
+// or -1 on error (*json_out is then NULL).
+int hf_doc_annotations(hf_doc *doc, const int *pages, int page_count, char **json_out, hf_error *err);
+void hf_free(void *p);
+
+// The visible size of a page (0-based) in points: the CropBox within the
+// MediaBox, times /UserUnit, width and height swapped for /Rotate 90 or 270.
+int hf_doc_page_size(hf_doc *doc, int page_index, double *width, double *height, hf_error *err);
 
 // Keeps freed memory in the heap instead of handing it back to the kernel
 // after every document (measured: libqpdf 11.3's allocation pattern made a

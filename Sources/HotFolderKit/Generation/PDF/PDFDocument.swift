@@ -1,3 +1,4 @@
+import Foundation
 import PDFShim
 
 /// What generation needs to know about a document before it starts.
@@ -80,25 +81,81 @@ public final class PDFDocument {
     }
 
     /// Applies the page selection (0-based indexes, nil for all), the
-    /// annotation mode and the title, and writes the result, decrypted, to `output`.
-    public func generate(pages: [Int]?, annotations: AnnotationMode, title: String?, output: FileDescriptor) throws(PDFError) {
+    /// annotation mode and the title, appends every page of the PDF in
+    /// `append` (e.g. summary pages), and writes the result, decrypted, to `output`.
+    public func generate(pages: [Int]?, annotations: AnnotationMode, title: String?, output: FileDescriptor,
+                         append: FileDescriptor? = nil) throws(PDFError) {
         var error = hf_error()
-        let pageList = pages?.map { Int32($0) }
+        let pageList = try pageIndexes(pages)
         let status: Int32 = output.path.withCString { description in
             withOptionalCString(title) { titlePointer in
-                withOptionalBuffer(pageList) { pagesPointer, count in
-                    var options = hf_generate_options()
-                    options.pages = pagesPointer
-                    options.page_count = Int32(count)
-                    options.annotations = annotations.rawValue
-                    options.title = titlePointer
-                    options.output_fd = output.rawValue
-                    options.output_description = description
-                    return hf_doc_generate(handle, &options, &error)
+                withOptionalCString(append?.path) { appendDescription in
+                    withOptionalBuffer(pageList) { pagesPointer, count in
+                        var options = hf_generate_options()
+                        options.pages = pagesPointer
+                        options.page_count = Int32(count)
+                        options.annotations = annotations.rawValue
+                        options.title = titlePointer
+                        options.output_fd = output.rawValue
+                        options.output_description = description
+                        if let append {
+                            options.has_append = 1
+                            options.append_fd = append.rawValue
+                            options.append_description = appendDescription
+                        }
+                        return hf_doc_generate(handle, &options, &error)
+                    }
                 }
             }
         }
         guard status == 0 else { throw PDFError(error, file: file) }
+    }
+
+    /// The annotations people wrote on the given pages (0-based indexes, nil
+    /// for all), in page order: no links, popups or form fields. Call before
+    /// `generate`, which changes the document.
+    public func annotations(pages: [Int]?) throws(PDFError) -> [AnnotationRecord] {
+        var error = hf_error()
+        var json: UnsafeMutablePointer<CChar>?
+        let pageList = try pageIndexes(pages)
+        let count = withOptionalBuffer(pageList) { pagesPointer, n in
+            hf_doc_annotations(handle, pagesPointer, Int32(n), &json, &error)
+        }
+        defer { hf_free(json) }
+        guard count >= 0, let json else { throw PDFError(error, file: file) }
+        let bytes = Data(bytes: json, count: strlen(json))
+        do {
+            return try JSONDecoder().decode([AnnotationRecord].self, from: bytes)
+        } catch {
+            throw PDFError(kind: .engine, message: "the annotation list could not be read: \(error)", file: file)
+        }
+    }
+
+    /// The size of a page (0-based) as a viewer shows it, in points.
+    public func pageSize(_ index: Int) throws(PDFError) -> (width: Double, height: Double) {
+        var error = hf_error()
+        var width = 0.0
+        var height = 0.0
+        guard hf_doc_page_size(handle, try pageIndex(index), &width, &height, &error) == 0 else {
+            throw PDFError(error, file: file)
+        }
+        return (width, height)
+    }
+
+    /// Int32(_:) traps on overflow; an index from a page range must not.
+    private func pageIndex(_ page: Int) throws(PDFError) -> Int32 {
+        guard let index = Int32(exactly: page) else {
+            throw PDFError(kind: .engine, message: "page index \(page) out of range", file: file)
+        }
+        return index
+    }
+
+    private func pageIndexes(_ pages: [Int]?) throws(PDFError) -> [Int32]? {
+        guard let pages else { return nil }
+        var result: [Int32] = []
+        result.reserveCapacity(pages.count)
+        for page in pages { result.append(try pageIndex(page)) }
+        return result
     }
 
     /// Warnings so far: qpdf's recoveries and the shim's dropped annotations.

@@ -16,6 +16,12 @@ public struct PDFError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public let file: String
 
+    init(kind: Kind, message: String, file: String) {
+        self.kind = kind
+        self.message = message
+        self.file = file
+    }
+
     init(_ error: hf_error, file: String) {
         let message = withUnsafeBytes(of: error.message) { raw in
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)

@@ -160,10 +160,10 @@ public struct Pipeline {
                 }
                 throw error
             }
+            if case .unavailable(let why) = DocumentFeatures.availability(of: sharing.destination, format: options.format, facts: facts) {
+                throw JobFailure(sharing.destination == .print ? .print : .export, why, remedy: "Ask the author for a copy that allows it.")
+            }
             if sharing.destination == .print && type == .pdf && options.format != .original {
-                guard facts.allowPrint else {
-                    throw JobFailure(.print, "the PDF's permissions forbid printing", remedy: "Ask the author for a copy that may be printed.")
-                }
                 if !facts.allowPrintHighResolution {
                     generation.warnings.append("the PDF allows only low-resolution printing")
                 }

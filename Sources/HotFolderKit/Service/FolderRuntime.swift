@@ -30,6 +30,8 @@ final class FolderRuntime: @unchecked Sendable {
 
     /// The print destination's printer state, shared by the folder's jobs.
     let printer: PrinterAvailability?
+    /// Each destination's availability: the AND of its sources (seed 002).
+    let features: [DestinationKind: DestinationFeature]
 
     /// The {n} counter, persisted beside the jobs so numbers are not reused
     /// after a restart.
@@ -43,7 +45,18 @@ final class FolderRuntime: @unchecked Sendable {
         self.config = config
         self.settler = settler
         self.tickets = tickets
-        printer = config.print.map { PrinterAvailability(client: CUPSClient(server: service.cupsServer), queue: $0.printer) }
+        let printer = config.print.map { PrinterAvailability(client: CUPSClient(server: service.cupsServer), queue: $0.printer) }
+        self.printer = printer
+        var features: [DestinationKind: DestinationFeature] = [:]
+        if let export = config.export {
+            features[.export] = DestinationFeature(destination: .export, sources: [
+                FolderPolicy(folder: config, destination: .export), ExportFolderHealth(path: export.exportFolder, minFree: export.minFree),
+            ])
+        }
+        if let printer {
+            features[.print] = DestinationFeature(destination: .print, sources: [FolderPolicy(folder: config, destination: .print), printer])
+        }
+        self.features = features
         drop = try Directory(path: config.path)
         let area = try drop.subdirectory(FolderConfiguration.serviceAreaName, create: true, mode: 0o750)
         // Each instance (one per machine on a shared folder) has its own jobs:

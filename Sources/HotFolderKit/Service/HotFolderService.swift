@@ -85,18 +85,24 @@ public final class HotFolderService: @unchecked Sendable {
         }
         let serviceChanged = old.cupsServer != new.cupsServer || old.instance != new.instance
         var restarted: [String] = []
+        var replaced: [FolderRuntime] = []
         for folder in old.folders {
             let replacement = new.folder(named: folder.name)
             guard serviceChanged || replacement != folder else { continue }
             if let runtime = runtimes.withLock({ $0.removeValue(forKey: folder.name) }) {
                 runtime.stopWatching()
                 runtime.releaseLock()
+                replaced.append(runtime)
             }
             if replacement == nil { log.log(.info, "no longer watched (removed from the configuration)", folder: folder.name) }
         }
         for folder in new.folders where serviceChanged || old.folder(named: folder.name) != folder {
             startFolder(folder)
             restarted.append(folder.name)
+        }
+        // Documents parked on the old settings (a policy, a printer) try again under the new ones.
+        for runtime in replaced {
+            for feature in runtime.features.values { feature.releaseWaiting() }
         }
         if old.workers != new.workers || old.generation != new.generation || old.jobTimeout != new.jobTimeout || old.jobMemory != new.jobMemory {
             log.log(.warning, "workers, generation, job-timeout and job-memory take effect at the next start")
@@ -160,7 +166,7 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         runtimes.withLock { $0[name] = runtime }
-        observePrinter(runtime)
+        observeFeatures(runtime)
         recover(runtime)
         let rules = IgnoreRules(ignore: folder.ignore, include: folder.include)
         var how: String
@@ -358,6 +364,10 @@ public final class HotFolderService: @unchecked Sendable {
         var delivered: [String] = []
         for output in result.outputs {
             guard let sharing = folder.destinations.first(where: { $0.destination == output.destination }) else { continue }
+            if !Self.started(output.destination, job.journal), let feature = runtime.features[output.destination], let (source, why) = feature.check() {
+                park(job, runtime, on: source, why)
+                return nil
+            }
             do throws(JobFailure) {
                 switch output.destination {
                 case .export:
@@ -423,29 +433,51 @@ public final class HotFolderService: @unchecked Sendable {
         }
     }
 
-    /// The printer's availability is logged when it changes, not per document.
-    private func observePrinter(_ runtime: FolderRuntime) {
-        guard let printer = runtime.printer else { return }
+    /// A destination's availability is logged when it changes, not per
+    /// document, and kept current on the status board.
+    private func observeFeatures(_ runtime: FolderRuntime) {
         let folder = runtime.config.name
-        let previous = Mutex(PrinterAvailability.State.unknown)
         let board = runtime.status
-        printer.observe { [weak self] state in
-            let before = previous.withLock { p -> PrinterAvailability.State in
-                defer { p = state }
-                return p
-            }
-            switch state {
-            case .available:
-                board.setDestination(.print, available: true)
-                if case .unavailable = before {
-                    self?.log.log(.info, "the printer is available again; waiting documents print now", folder: folder)
+        for (kind, feature) in runtime.features {
+            let wasUnavailable = Mutex(false)
+            feature.observe { [weak self] verdict in
+                let before = wasUnavailable.withLock { w -> Bool in
+                    defer { w = !verdict.available }
+                    return w
                 }
-            case .unavailable(let why):
-                board.setDestination(.print, available: false, source: why.hasPrefix("cupsd") ? "cupsd" : "printer", reason: why)
-                self?.log.log(.warning, "printing paused, documents wait: \(why)", folder: folder)
-            case .unknown:
-                break
+                if verdict.available {
+                    board.setDestination(kind, available: true)
+                    if before { self?.log.log(.info, "\(kind.rawValue) is available again; waiting documents go now", folder: folder) }
+                } else {
+                    let reason = verdict.reason ?? "unavailable"
+                    let source = verdict.source == "printer" && reason.hasPrefix("cupsd") ? "cupsd" : verdict.source
+                    board.setDestination(kind, available: false, source: source, reason: reason)
+                    self?.log.log(.warning, "\(kind == .print ? "printing" : "exporting") paused, documents wait: \(reason)", folder: folder)
+                }
             }
+            // The first answer, off the caller's thread: asking CUPS can take a moment.
+            timers.async { _ = feature.check() }
+        }
+    }
+
+    /// Parks a job on the source that says no; it runs again (with the folder's
+    /// current runtime, which a reload may have replaced) once the source says yes.
+    private func park(_ job: JobFolder, _ runtime: FolderRuntime, on source: any FeatureSource, _ why: String) {
+        noteWaiting(job, runtime, why)
+        let name = runtime.config.name
+        source.waitUntilAvailable { [weak self] in
+            guard let self, !self.isStopping else { return }
+            let current = self.runtimes.withLock { $0[name] } ?? runtime
+            self.pool.submit { self.run(job, current, attempt: 0) }
+        }
+    }
+
+    /// Whether the journal shows a destination's delivery under way or done:
+    /// then it is finished whatever the sources say now.
+    static func started(_ destination: DestinationKind, _ journal: Journal) -> Bool {
+        switch destination {
+        case .export: journal.last(.exporting, destination: .export) != nil || journal.last(.exported, destination: .export) != nil
+        case .print: [.printSubmitting, .printSubmitted, .printed, .printFailed].contains { journal.last($0, destination: .print) != nil }
         }
     }
 

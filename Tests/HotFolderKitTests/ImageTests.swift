@@ -508,7 +508,7 @@ final class ImageTests: XCTestCase {
 
 // MARK: - fixtures
 
-private enum Tools {
+enum Tools {
     static let pdftoppm = "/usr/bin/pdftoppm"
 }
 
@@ -666,7 +666,7 @@ private enum Fixtures {
 }
 
 /// pdftoppm's default output: binary PPM (P6).
-private enum PPM {
+enum PPM {
     static func parse(_ bytes: [UInt8]) -> RGBImage? {
         var fields: [Int] = []
         var i = 2
@@ -688,7 +688,7 @@ private enum PPM {
     }
 }
 
-private enum Pixels {
+enum Pixels {
     /// Mean over all samples; infinite when the sizes differ.
     static func meanAbsoluteDifference(_ a: RGBImage, _ b: RGBImage) -> Double {
         guard a.size == b.size, a.pixels.count == b.pixels.count, !a.pixels.isEmpty else { return .infinity }

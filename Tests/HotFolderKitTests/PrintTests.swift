@@ -92,6 +92,34 @@ final class PrintTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: drop + "/done/report.pdf"))
     }
 
+    /// An image is printable (converted to a PDF page), and a ticket picks
+    /// copies, sides and the job name among what the folder allows.
+    func testAJPEGWithATicketPrintsAsAPDFWithTheTicketsChoices() throws {
+        let recorder = Recorder()
+        let service = try makeService("print.printer = station\nprint.sides = one-sided, two-sided-long-edge\nprint.max-copies = 3\n", recorder: recorder)
+        service.start()
+        defer { service.stop() }
+        let pdf = try TestPDF(pages: 1).write(to: temp.path + "/for-jpeg.pdf")
+        let made = try runProcess("/usr/bin/pdftoppm", ["-r", "40", "-jpeg", "-singlefile", pdf, temp.path + "/scan"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let photo = readBytes(temp.path + "/scan.jpg")
+        writeFile(temp.path + "/ticket.tmp", "copies = 3\nsides = two-sided-long-edge\nname = Scan for Ann\n")
+        XCTAssertEqual(rename(temp.path + "/ticket.tmp", drop + "/scan.jpg.ticket"), 0)
+        writeFile(temp.path + "/staging.jpg", photo)
+        XCTAssertEqual(rename(temp.path + "/staging.jpg", drop + "/scan.jpg"), 0)
+        waitUntil(timeout: 60, "one finished job") { recorder.outcomes.count == 1 }
+        XCTAssertTrue(recorder.outcomes.first?.succeeded == true, recorder.logText)
+        let capture = try XCTUnwrap(cups.capture(queue: "station", job: 1))
+        let bytes = [UInt8](capture.document)
+        XCTAssertEqual(Array(bytes.prefix(5)), Array("%PDF-".utf8), "printers get a PDF")
+        XCTAssertTrue(bytes.firstRange(of: photo) != nil, "with the JPEG inside, not re-encoded")
+        let options = try XCTUnwrap(capture.metadata["options"] as? [String: Any])
+        XCTAssertEqual(options["sides"] as? String, "two-sided-long-edge")
+        XCTAssertEqual(capture.metadata["copies"] as? Int, 3)
+        XCTAssertTrue((capture.metadata["title"] as? String ?? "").hasPrefix("Scan for Ann ["), "\(capture.metadata)")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: drop + "/done/scan.jpg.ticket"))
+    }
+
     func testPrintForbiddingPDFFailsWithReason() throws {
         let corpus = try Corpus.require()
         let recorder = Recorder()

@@ -28,15 +28,21 @@ extension ServiceConfiguration {
             lines.append("after-success = \(f.afterSuccess.rawValue)")
             lines.append("password = \(f.password == nil ? "(none)" : "(set)")")
             lines.append("max-file-size = \(Pipeline.bytes(f.maxFileSize))")
+            lines.append("tickets = \(f.tickets.rawValue)")
+            lines.append("ticket-wait = \(HotFolderService.format(f.ticketWait))")
+            lines.append("allow = \(f.allow.map { $0.isEmpty ? "none" : $0.map(\.rawValue).joined(separator: ", ") } ?? "(every configured destination)")")
             for d in f.destinations {
                 let p = d.destination.rawValue + "."
                 if d.destination == .export {
                     lines.append(p + "to = \(d.exportFolder)")
                     lines.append(p + "collision = \(d.collision.rawValue)")
+                    lines.append(p + "preview = \(d.preview ? "yes" : "no")")
+                    lines.append(p + "min-free = \(d.minFree == 0 ? "0 (no check)" : Pipeline.bytes(d.minFree))")
                 } else {
                     lines.append(p + "printer = \(d.printer ?? "(the CUPS default destination)")")
                     lines.append(p + "copies = \(d.copies)")
-                    if let s = d.sides { lines.append(p + "sides = \(s)") }
+                    lines.append(p + "max-copies = \(d.copiesLimit) (for tickets)")
+                    if !d.sidesOptions.isEmpty { lines.append(p + "sides = \(d.sidesOptions.joined(separator: ", "))") }
                     if let m = d.media { lines.append(p + "media = \(m)") }
                     if let c = d.color { lines.append(p + "color = \(c)") }
                     if let o = d.orientation { lines.append(p + "orientation = \(o)") }
@@ -45,6 +51,12 @@ extension ServiceConfiguration {
                 }
                 lines.append(p + "name = \(d.name.source)")
                 lines.append(p + "format = \(d.fileFormats.map(\.rawValue).joined(separator: ", "))")
+                if d.fileFormats.contains(.image) {
+                    lines.append(p + "image.type = \(d.imageType.rawValue)")
+                    lines.append(p + "image.dpi = \(Int(d.imageDPI))")
+                    lines.append(p + "image.quality = \(d.imageQuality)")
+                    lines.append(p + "image.max-pages = \(d.imageMaxPages)")
+                }
                 lines.append(p + "pages = \(d.pageSelections.map(\.description).joined(separator: "; "))")
                 lines.append(p + "annotations = \(d.annotationOptions.map(\.rawValue).joined(separator: ", "))")
                 lines.append(p + "title = \(d.title?.source ?? "(the document's own)")")

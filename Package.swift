@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "FuzzSupport", path: "fuzz/Sources/FuzzSupport"),
         .executableTarget(name: "ConfigurationFuzz", dependencies: ["FuzzSupport", "HotFolderKit"], path: "fuzz/Sources/ConfigurationFuzz"),
         .executableTarget(name: "PageRangeFuzz", dependencies: ["FuzzSupport", "HotFolderKit"], path: "fuzz/Sources/PageRangeFuzz"),
-        .executableTarget(name: "TicketFuzz", dependencies: ["FuzzSupport"], path: "fuzz/Sources/TicketFuzz"),
+        .executableTarget(name: "TicketFuzz", dependencies: ["FuzzSupport", "HotFolderKit"], path: "fuzz/Sources/TicketFuzz"),
         .executableTarget(name: "PDFOpenFuzz", dependencies: ["FuzzSupport", "HotFolderKit"], path: "fuzz/Sources/PDFOpenFuzz"),
     ],
     swiftLanguageModes: [.v6],

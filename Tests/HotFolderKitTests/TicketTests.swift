@@ -45,6 +45,9 @@ final class TicketTests: XCTestCase {
         writeFile(h.drop + "/late.pdf", threePages)
         waitUntil(timeout: 30, "the document to wait for its ticket") { h.service.waitingForTickets("test") == 1 }
         XCTAssertTrue(exists(h.drop + "/late.pdf"), "not claimed while waiting")
+        waitUntil(timeout: 10, "hotfolder status to say why") {
+            FolderStatus.report(for: h.service.configuration).contains("late.pdf: waits for its job ticket late.pdf.ticket")
+        }
         dropTicket(h, for: "late.pdf", "pages = first\n")
         h.waitForOutcomes(1)
         XCTAssertTrue(h.recorder.outcomes.first?.succeeded == true, h.recorder.logText)

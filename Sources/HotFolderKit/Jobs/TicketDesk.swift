@@ -30,6 +30,16 @@ final class TicketDesk: @unchecked Sendable {
     private let state = Mutex(State())
     private let timers: DispatchQueue
     private let decide: @Sendable (Decision) -> Void
+    /// Told when a document starts or stops waiting for its ticket (for `hotfolder status`).
+    private let onWaiting = Mutex<(@Sendable (Candidate, String?) -> Void)?>(nil)
+
+    func reportWaiting(to report: @escaping @Sendable (Candidate, String?) -> Void) {
+        onWaiting.withLock { $0 = report }
+    }
+
+    private func waiting(_ document: Candidate, _ reason: String?) {
+        onWaiting.withLock { $0 }?(document, reason)
+    }
 
     init(policy: TicketPolicy, wait: Double, label: String, decide: @escaping @Sendable (Decision) -> Void) {
         self.policy = policy
@@ -69,6 +79,7 @@ final class TicketDesk: @unchecked Sendable {
             return s.documents.removeValue(forKey: ticket.path)
         }
         if let waiting {
+            self.waiting(waiting, nil)
             decide(.process(waiting))
         } else if !Self.exists(document.path) || Self.isTicket(document.name) {
             // Its document may still come (written after its ticket); if it
@@ -105,12 +116,14 @@ final class TicketDesk: @unchecked Sendable {
             decide(.process(document))
             return
         }
+        waiting(document, next == .wait ? "its job ticket is still being written" : "waits for its job ticket \(document.name)\(JobTicket.suffix) (tickets = required, up to ticket-wait)")
         // A ticket being written may also be deleted instead of finished: the
         // document does not wait beyond ticket-wait either way.
         timers.asyncAfter(deadline: .now() + wait) { [weak self] in
             guard let self else { return }
             let still = self.state.withLock { $0.documents[ticketPath] == document ? $0.documents.removeValue(forKey: ticketPath) : nil }
             guard let still else { return }
+            self.waiting(still, nil)
             let ticketCame = self.state.withLock { $0.settled.contains(ticketPath) } || Self.exists(ticketPath)
             self.decide(self.policy == .required && !ticketCame ? .missingTicket(still) : .process(still))
         }

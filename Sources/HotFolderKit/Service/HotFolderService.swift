@@ -166,6 +166,10 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         runtimes.withLock { $0[name] = runtime }
+        let board = runtime.status
+        tickets.reportWaiting { document, reason in
+            board.setWaiting(job: "ticket:" + document.path, document: document.name, reason: reason)
+        }
         observeFeatures(runtime)
         recover(runtime)
         let rules = IgnoreRules(ignore: folder.ignore, include: folder.include)

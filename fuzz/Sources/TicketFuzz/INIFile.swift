@@ -1,1 +1,0 @@
-../../../Sources/HotFolderKit/Configuration/INIFile.swift

@@ -44,6 +44,8 @@ final class IgnoreRulesTests: XCTestCase {
         XCTAssertEqual(rules.reasonToSkip(file: "notes.txt"), "no include pattern matches")
         XCTAssertEqual(rules.reasonToSkip(file: "scan-001.tiff"), "no include pattern matches")
         XCTAssertNotNil(rules.reasonToSkip(file: "x.part"), "include never overrides the built-in list")
+        XCTAssertNil(rules.reasonToSkip(file: "a.pdf.ticket"), "a document's job ticket is included with it")
+        XCTAssertEqual(rules.reasonToSkip(file: "notes.txt.ticket"), "no include pattern matches")
     }
 
     func testIgnoreWinsOverInclude() {

@@ -107,11 +107,9 @@ struct OutputStager {
             output.pages = "all"
             output.annotations = .embed
             output.ext = FileNameSanitizer.split(job.originalName).ext
-            if kind == .export && sharing.preview && facts.type != .pdf && !OptionResolver.Document(type: facts.type, pages: 0, annotations: 0).convertible {
-                return output // nothing to draw a preview from
-            }
-            if kind == .export && sharing.preview {
-                _ = try pristineDocument(&facts) // an image is converted for its preview
+            // A preview needs something to draw: a PDF, or an image (converted for it).
+            if kind == .export && sharing.preview && OptionResolver.Document(type: facts.type, pages: 0, annotations: 0).convertible {
+                _ = try pristineDocument(&facts)
                 if let source {
                     let password = source.rawValue == input.rawValue ? folder.password : nil
                     output.files.append(try preview(from: source, password: password, kind: kind))

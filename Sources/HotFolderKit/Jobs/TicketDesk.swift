@@ -91,7 +91,13 @@ final class TicketDesk: @unchecked Sendable {
     private func checkOrphan(_ ticket: Candidate) {
         let document = Self.document(of: ticket)
         let orphan = state.withLock { s -> Bool in
-            guard s.settled.contains(ticket.path), Self.exists(ticket.path), !Self.exists(document.path) || Self.isTicket(document.name) else { return false }
+            guard s.settled.contains(ticket.path) else { return false }
+            guard Self.exists(ticket.path) else {
+                s.settled.remove(ticket.path) // taken with its document (maybe by another instance), or removed
+                return false
+            }
+            // A document still settling takes its ticket when it is ready.
+            guard !Self.exists(document.path) || Self.isTicket(document.name) else { return false }
             s.settled.remove(ticket.path)
             return true
         }

@@ -23,7 +23,9 @@ public struct IgnoreRules: Sendable {
     public func reasonToSkip(file name: String) -> String? {
         if let p = Self.firstMatch(name, Self.builtInFiles) { return "built-in ignore pattern \(p)" }
         if let p = Self.firstMatch(name, ignore) { return "ignore pattern \(p)" }
-        if !include.isEmpty, Self.firstMatch(name, include) == nil { return "no include pattern matches" }
+        // A job ticket counts as included when its document would be.
+        let document = name.hasSuffix(JobTicket.suffix) ? String(name.dropLast(JobTicket.suffix.count)) : name
+        if !include.isEmpty, Self.firstMatch(document, include) == nil { return "no include pattern matches" }
         return nil
     }
 

@@ -108,6 +108,10 @@ case "check":
     print(config.resolvedDescription)
     print("\n# configuration OK: \(config.folders.count) folder\(config.folders.count == 1 ? "" : "s")")
 case "run":
+    // At once: a reload signal (systemd's ExecReload) that arrives while the
+    // configuration is still being read must not end the service (SIGHUP's
+    // default action); the handler below takes over once the service exists.
+    signal(SIGHUP, SIG_IGN)
     let config = loadConfiguration(arguments.config)
     let warning = enterServiceIdentity(config)
     let service = HotFolderService(configuration: config, workerExecutable: ownExecutable())

@@ -30,10 +30,11 @@ final class DestinationFeature: @unchecked Sendable {
         observers.withLock { $0.append(observer) }
     }
 
-    /// Asks every source now; nil when all say yes, else the one that says no.
-    func check() -> (any FeatureSource, String)? {
+    /// Asks every source now (but `excluded`, which the caller asks itself);
+    /// nil when all say yes, else the one that says no.
+    func check(excluding excluded: (any FeatureSource)? = nil) -> (any FeatureSource, String)? {
         defer { recompute() } // a source's first answer changes nothing it would report
-        for source in sources {
+        for source in sources where source !== excluded {
             if case .unavailable(let why) = source.check() { return (source, why) }
         }
         return nil

@@ -368,7 +368,9 @@ public final class HotFolderService: @unchecked Sendable {
         var delivered: [String] = []
         for output in result.outputs {
             guard let sharing = folder.destinations.first(where: { $0.destination == output.destination }) else { continue }
-            if !Self.started(output.destination, job.journal), let feature = runtime.features[output.destination], let (source, why) = feature.check() {
+            // The print destination asks the printer itself, right before submitting.
+            if !Self.started(output.destination, job.journal), let feature = runtime.features[output.destination],
+               let (source, why) = feature.check(excluding: runtime.printer) {
                 park(job, runtime, on: source, why)
                 return nil
             }

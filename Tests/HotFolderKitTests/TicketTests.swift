@@ -104,6 +104,25 @@ final class TicketTests: XCTestCase {
         XCTAssertEqual(regularFiles(in: h.failed).sorted(), ["ghost.pdf.ticket", "ghost.pdf.ticket.error.txt"])
     }
 
+    func testATicketThatIsALinkOrAFIFOIsNeverRead() throws {
+        let h = try ServiceHarness(settle: "200ms")
+        defer { h.stop() }
+        let secret = h.temp.path + "/secret.txt"
+        writeFile(secret, "root-password = hunter2\n")
+        h.start()
+        XCTAssertEqual(symlink(secret, h.drop + "/a.pdf.ticket"), 0)
+        XCTAssertEqual(link(secret, h.drop + "/b.pdf.ticket"), 0)
+        XCTAssertEqual(mkfifo(h.drop + "/c.pdf.ticket", 0o600), 0)
+        for name in ["a.pdf", "b.pdf", "c.pdf"] { writeFile(h.drop + "/" + name, threePages) }
+        h.waitForOutcomes(3, timeout: 60)
+        for name in ["a.pdf", "b.pdf", "c.pdf"] {
+            let failure = try XCTUnwrap(h.recorder.outcomes(for: name).first?.failure, name)
+            XCTAssertTrue(failure.reason.contains("not a plain file"), "\(name): \(failure.reason)")
+            XCTAssertFalse(h.errorText(for: name).contains("hunter2"), "the linked file's content is never quoted")
+        }
+        XCTAssertEqual(readText(secret), "root-password = hunter2\n")
+    }
+
     func testHostileTicketNamesStayInsideTheExportFolder() throws {
         let h = try ServiceHarness(settle: "200ms")
         defer { h.stop() }

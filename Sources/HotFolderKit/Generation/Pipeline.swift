@@ -189,11 +189,23 @@ public struct Pipeline {
     /// The job ticket, if one came with the document.
     func readTicket() throws(JobFailure) -> JobTicket? {
         guard job.directory.exists(Self.ticketFile) else { return nil }
+        let notAFile = JobFailure(.ticket, "the job ticket is not a plain file (a link, a hard link, a FIFO or a device); it was not read",
+                                  remedy: "Drop the ticket itself as a regular file, then the document again.")
         let bytes: [UInt8]
         do {
-            bytes = try job.directory.openForReading(Self.ticketFile).readAll(limit: JobTicket.maxSize)
-        } catch {
+            let file = try job.directory.openForReading(Self.ticketFile)
+            // Checked on the descriptor before reading: a ticket that is another
+            // name of some file must not have that file's lines quoted in an error.
+            let st = try file.stat()
+            guard (st.st_mode & S_IFMT) == S_IFREG, st.st_nlink == 1 else { throw notAFile }
+            bytes = try file.readAll(limit: JobTicket.maxSize)
+        } catch let failure as JobFailure {
+            throw failure
+        } catch let error as SystemError {
+            if error.errno == ELOOP { throw notAFile }
             throw JobFailure(.ticket, "cannot read the job ticket: \(error)", remedy: "Drop the document and its ticket again.", transient: error.isTransient)
+        } catch {
+            throw JobFailure(.ticket, "cannot read the job ticket: \(error)", remedy: "Drop the document and its ticket again.")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw JobFailure(.ticket, "the job ticket is not UTF-8 text", remedy: "Save the ticket as UTF-8 text (key = value lines) and drop both again.")

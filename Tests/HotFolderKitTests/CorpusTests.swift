@@ -12,9 +12,12 @@ final class CorpusTests: XCTestCase {
         let password: String
         let flattenPrint: String
         let annots: String
+        let permissions: String
 
-        /// What INDEX.tsv says: needs a password we do not have, or qpdf gives up.
-        var expectedToFail: Bool { !password.isEmpty || pages == nil || flattenPrint.hasPrefix("rc=2") }
+        /// What INDEX.tsv says: needs a password we do not have, or qpdf gives up,
+        /// or its permissions forbid changing the annotations it has (flattening would).
+        var expectedToFail: Bool { !password.isEmpty || pages == nil || flattenPrint.hasPrefix("rc=2") || annotationsLocked }
+        var annotationsLocked: Bool { permissions.contains("modify-annotations") && !annots.hasPrefix("0") }
     }
 
     static func index(_ corpus: String) throws -> [Entry] {
@@ -23,8 +26,9 @@ final class CorpusTests: XCTestCase {
         let header = lines.removeFirst()
         func column(_ name: String) throws -> Int { try XCTUnwrap(header.firstIndex(of: name), "INDEX.tsv has no column \(name)") }
         let (file, pages, password, flatten, annots) = (try column("filename"), try column("pages"), try column("password"), try column("flatten_print"), try column("annots"))
-        return lines.filter { $0.count > flatten }.map {
-            Entry(name: $0[file], pages: Int($0[pages]), password: $0[password], flattenPrint: $0[flatten], annots: $0[annots])
+        let permissions = try column("encryption/permissions")
+        return lines.filter { $0.count > max(flatten, permissions) }.map {
+            Entry(name: $0[file], pages: Int($0[pages]), password: $0[password], flattenPrint: $0[flatten], annots: $0[annots], permissions: $0[permissions])
         }
     }
 
@@ -92,6 +96,9 @@ final class CorpusTests: XCTestCase {
             XCTAssertTrue(outcome?.succeeded == true, "\(recoverable): \(String(describing: outcome?.failure))")
             XCTAssertFalse(outcome?.warnings.isEmpty ?? true, "\(recoverable): the repair is reported")
         }
+        // The document's own permissions are a feature source: no flattening where they forbid it.
+        let locked = h.recorder.outcomes(for: "enc--qpdf--minimal-signed-restricted.pdf").first
+        XCTAssertTrue(locked?.failure?.reason.contains("the PDF's permissions forbid changing them") == true, "\(String(describing: locked?.failure))")
         // Annotations without appearance streams are dropped by flattening: said, never silent.
         let pypdf = h.recorder.outcomes(for: "annot--pypdf--annotated_pdf.pdf").first
         XCTAssertTrue(pypdf?.warnings.contains { $0.contains("no appearance stream") } == true, "\(pypdf?.warnings ?? [])")

@@ -119,6 +119,17 @@ final class SanitizationTests: XCTestCase {
         XCTAssertTrue(refused.remedy.contains("allow remove in export.annotations"), refused.remedy)
     }
 
+    func testAPDFThatForbidsChangingItsAnnotationsKeepsThem() throws {
+        let locked = Doc(type: .pdf, pages: 5, annotations: 3, annotationsLocked: true)
+        XCTAssertEqual(try resolve(try sharing("export.annotations = flatten, embed\n"), locked).annotations, .embed, "falls to embed")
+        let f = try failure(try sharing("export.annotations = remove\n"), locked)
+        XCTAssertTrue(f.reason.contains("export.annotations = remove would change the annotations, and the PDF's permissions forbid changing them"), f.reason)
+        XCTAssertTrue(f.remedy.contains("ask the author"), f.remedy)
+        XCTAssertEqual(try resolve(try sharing("", .print), locked).annotations, .flattenForPrint, "printing them changes nothing")
+        let none = Doc(type: .pdf, pages: 5, annotations: 0, annotationsLocked: true)
+        XCTAssertEqual(try resolve(try sharing("export.annotations = flatten\n"), none).annotations, .flatten, "nothing to change, nothing forbidden")
+    }
+
     // MARK: - print choices
 
     func testTicketCopiesAndSidesStayWithinWhatTheFolderAllows() throws {

@@ -26,11 +26,14 @@ public enum OptionResolver {
         public var type: ContentType
         public var pages: Int
         public var annotations: Int
+        /// The PDF's permissions forbid changing its annotations.
+        public var annotationsLocked = false
 
-        public init(type: ContentType, pages: Int, annotations: Int) {
+        public init(type: ContentType, pages: Int, annotations: Int, annotationsLocked: Bool = false) {
             self.type = type
             self.pages = pages
             self.annotations = annotations
+            self.annotationsLocked = annotationsLocked
         }
 
         var isImage: Bool { [.jpeg, .png, .tiff].contains(type) }
@@ -45,8 +48,9 @@ public enum OptionResolver {
                                        title: ticket?.title, name: ticket?.name)
         if format != .original {
             resolved.pages = try resolvePages(sharing, document: document, format: format, ticket: ticket?.pages)
-            resolved.annotations = try pick("\(kind).annotations", sharing.annotationOptions.map { ($0, nil) }, ticket: ticket?.annotations,
-                                            remedy: "Allow it in \(kind).annotations, or change the ticket.")
+            resolved.annotations = try pick("\(kind).annotations", sharing.annotationOptions.map { ($0, annotationRule($0, sharing, document)) },
+                                            ticket: ticket?.annotations,
+                                            remedy: document.annotationsLocked ? "Allow embed in \(kind).annotations, or ask the author for a copy whose annotations may be changed." : "Allow it in \(kind).annotations, or change the ticket.")
             if resolved.annotations == .summary && document.annotations == 0 {
                 // The seed's rule: a summary of nothing is no summary.
                 resolved.annotations = .embed
@@ -89,6 +93,17 @@ public enum OptionResolver {
         }
         let remedy = document.convertible ? "Allow another format in \(key)." : "Save or export the document as PDF and drop the PDF, or allow original in \(key)."
         return try pick(key, candidates, ticket: ticket, remedy: remedy)
+    }
+
+    /// The document source's rule (seed 002): a PDF whose permissions forbid
+    /// changing annotations keeps them as they are. Printing them is no change.
+    static func annotationRule(_ option: AnnotationOption, _ sharing: SharingConfiguration, _ document: Document) -> String? {
+        guard document.annotationsLocked, document.annotations > 0 else { return nil }
+        switch option {
+        case .embed: return nil
+        case .flattenForPrint where sharing.destination == .print: return nil
+        default: return "\(sharing.destination.rawValue).annotations = \(option.rawValue) would change the annotations, and the PDF's permissions forbid changing them"
+        }
     }
 
     static func resolvePages(_ sharing: SharingConfiguration, document: Document, format: FileFormat, ticket: PageSelection?) throws(JobFailure) -> PageSelection {

@@ -34,6 +34,7 @@ struct OutputStager {
             facts.encrypted = info.encrypted
             facts.allowPrint = info.allowPrintLowResolution || info.allowPrintHighResolution
             facts.allowPrintHighResolution = info.allowPrintHighResolution
+            facts.allowModifyAnnotations = info.allowModifyAnnotations
             facts.annotations = info.annotations
             facts.signed = info.signed
         } catch {

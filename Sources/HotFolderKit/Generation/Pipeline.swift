@@ -9,6 +9,8 @@ public struct DocumentFacts: Sendable, Codable, Equatable {
     public var encrypted = false
     public var allowPrint = true
     public var allowPrintHighResolution = true
+    /// The PDF's permissions allow changing its annotations (flattening or removing them).
+    public var allowModifyAnnotations = true
     public var annotations = 0
     public var signed = false
 }
@@ -148,7 +150,8 @@ public struct Pipeline {
             break
         }
 
-        let document = OptionResolver.Document(type: type, pages: facts.pages, annotations: facts.annotations)
+        var document = OptionResolver.Document(type: type, pages: facts.pages, annotations: facts.annotations)
+        document.annotationsLocked = !facts.allowModifyAnnotations
         var resolved: [(SharingConfiguration, ResolvedOptions)] = []
         for sharing in folder.destinations {
             let options: ResolvedOptions

@@ -19,6 +19,12 @@ final class SharingModelTests: XCTestCase {
         return try XCTUnwrap(PPM.parse(readBytes(prefix + ".ppm")))
     }
 
+    func pageSize(_ pdf: String) throws -> String {
+        let document = try openPDF(pdf)
+        let size = try document.pageSize(0)
+        return "\(Int(size.width.rounded()))x\(Int(size.height.rounded()))"
+    }
+
     func pdftotext(_ pdf: String) throws -> String {
         let result = try runProcess("/usr/bin/pdftotext", [pdf, "-"])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -127,6 +133,31 @@ final class SharingModelTests: XCTestCase {
         XCTAssertTrue(pdf.firstRange(of: photo) != nil, "the JPEG is embedded without re-encoding")
         XCTAssertEqual(try summarize(h.out + "/photo.pdf").pages, 1)
         XCTAssertEqual(readBytes(h.done + "/photo.jpg"), photo)
+    }
+
+    func testPNGAndTIFFBecomePDFPagesThatLookTheSame() throws {
+        let h = try ServiceHarness("export.format = pdf\n")
+        defer { h.stop() }
+        let pdf = try TestPDF(pages: 1).write(to: h.temp.path + "/page.pdf")
+        for (flag, ext) in [("-png", "png"), ("-tiff", "tif")] {
+            let made = try runProcess(Tools.pdftoppm, ["-r", "36", flag, "-singlefile", pdf, h.temp.path + "/scan-" + ext])
+            XCTAssertEqual(made.status, 0, made.stderr)
+        }
+        h.start()
+        for ext in ["png", "tif"] { writeFile(h.drop + "/scan-\(ext).\(ext)", readBytes(h.temp.path + "/scan-\(ext).\(ext)")) }
+        h.waitForOutcomes(2)
+        XCTAssertEqual(h.recorder.succeeded.count, 2, h.recorder.logText)
+        let original = try poppler(pdf, page: 1, dpi: 36, in: h.temp.path)
+        for ext in ["png", "tif"] {
+            let out = h.out + "/scan-\(ext).pdf"
+            XCTAssertEqual(try summarize(out).pages, 1, ext)
+            // pdftoppm records 36 dpi in the image: the page gets the original's
+            // size, and rendered at 36 dpi each pixel comes back where it was.
+            XCTAssertEqual(try pageSize(out), try pageSize(pdf), ext)
+            let back = try poppler(out, page: 1, dpi: 36, in: h.temp.path)
+            XCTAssertEqual(back.size, original.size, ext)
+            XCTAssertLessThan(Pixels.meanAbsoluteDifference(back, original), 2, ext)
+        }
     }
 
     func testImageInputDefaultsToImageOrOriginalWhereAllowed() throws {

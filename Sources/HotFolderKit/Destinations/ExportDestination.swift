@@ -59,14 +59,19 @@ struct ExportDestination {
         let temporary = index == 0 ? ".hf-\(job.id).tmp" : ".hf-\(job.id)-\(index).tmp"
         do {
             if let resumed = job.journal.last(.exporting, destination: .export, item: file), !folder.exists(temporary),
-               !job.output.exists(file) {
+               !job.exists(file) {
                 // The rename into place happened before the restart; only its record is missing.
                 let name = resumed.name ?? finalName
                 try job.journal.append(.exported, destination: .export) { $0.name = name; $0.item = file }
                 return (name, false)
             }
-            if !folder.exists(temporary) {
-                try stage(file, from: job.output, as: temporary)
+            do {
+                try stage(file, of: job, as: temporary)
+            } catch {
+                // Staged by an earlier attempt (the staged file is gone, its
+                // temporary name is there). Asked only now: the first attempt
+                // needs no look.
+                guard error.errno == ENOENT, folder.exists(temporary) else { throw error }
             }
             try job.journal.append(.exporting, destination: .export, sync: false) {
                 $0.name = finalName
@@ -76,12 +81,12 @@ struct ExportDestination {
             // The result's bytes and the record that it is being published are
             // durable before its final name exists: a crash can neither show a
             // partial file nor make a restart publish it twice.
-            try durability.sync([job.directory.descriptor, folder.descriptor])
+            try durability.sync([job.directory, folder])
             let placed = try place(temporary, as: finalName)
             // The name is durable before the original leaves the job; the record
             // itself may be lost (then the missing temporary file tells that the
             // rename happened).
-            try durability.sync([folder.descriptor])
+            try durability.sync([folder])
             try job.journal.append(.exported, destination: .export, sync: false) { $0.name = placed; $0.item = file }
             return (placed, true)
         } catch let failure as JobFailure {
@@ -96,15 +101,15 @@ struct ExportDestination {
     }
 
     /// Puts the staged file under the temporary name in the export folder.
-    private func stage(_ file: String, from source: Directory, as temporary: String) throws(SystemError) {
+    private func stage(_ file: String, of job: JobFolder, as temporary: String) throws(SystemError) {
         do {
-            try source.move(file, to: folder, as: temporary, mode: .replace)
+            try job.move(file, to: folder, as: temporary, mode: .replace)
             return
         } catch {
             // Another file system: copy, then sync, so the rename publishes whole data.
             guard error.errno == EXDEV else { throw error }
         }
-        let input = try source.openForReading(file)
+        let input = try job.openForReading(file)
         try? folder.remove(temporary)
         let copy = try folder.createFile(temporary)
         try copy.copyContents(of: input)

@@ -298,7 +298,7 @@ public final class HotFolderService: @unchecked Sendable {
         }
         let claimed: JobFolder.ClaimResult
         do {
-            claimed = try JobFolder.claim(candidate.name, from: source, relativeFolder: relative, into: runtime.jobs)
+            claimed = try JobFolder.claim(candidate.name, from: source, relativeFolder: relative, into: runtime.area)
         } catch {
             if runtime.isStale {
                 watchEvent(.folderGone(path: folder.path), folder: folder.name)
@@ -313,6 +313,7 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         let hasTicket = Self.takeTicket(candidate.name, from: source, into: job)
+        job.mayHaveTicket = hasTicket
         if hasTicket { runtime.tickets.taken(TicketDesk.ticketPath(of: candidate)) }
         log.log(.info, "claimed \(relative.isEmpty ? candidate.name : relative + "/" + candidate.name)\(hasTicket ? " with its ticket" : "")", folder: folder.name, job: job.id)
         activeJobs.withLock { _ = $0.insert(job.id) }
@@ -337,13 +338,17 @@ public final class HotFolderService: @unchecked Sendable {
         var number = job.journal.last(.generated)?.number
         if let generated = job.journal.last(.generated)?.result,
            generated.outputs.allSatisfy({ output in output.files.allSatisfy { staged in
-               job.output.exists(staged.file) || job.journal.last(.exported, destination: output.destination, item: staged.file) != nil
+               job.exists(staged.file) || job.journal.last(.exported, destination: output.destination, item: staged.file) != nil
                    || job.journal.last(.exporting, destination: output.destination, item: staged.file) != nil } }) {
             result = generated
         } else {
             // Leftovers of an interrupted generation are redone from the original.
-            job.removeOutputs()
-            let assigned = number ?? runtime.nextNumber()
+            // (A job just claimed has none: no need to look.)
+            if job.mayHaveLeftovers { job.removeOutputs() }
+            job.mayHaveLeftovers = true
+            // A number is taken (and the counter file written) only where a
+            // name or title shows it.
+            let assigned = number ?? (Self.usesCounter(folder) ? runtime.nextNumber() : nil)
             number = assigned
             do {
                 result = try generator.generate(folder: folder, job: job, now: claimedAt, number: assigned)
@@ -472,6 +477,11 @@ public final class HotFolderService: @unchecked Sendable {
         }
     }
 
+    /// Whether a folder's names or titles use its counter ({n}).
+    static func usesCounter(_ folder: FolderConfiguration) -> Bool {
+        folder.destinations.contains { $0.name.uses(.n) || $0.title?.uses(.n) == true }
+    }
+
     /// Whether the journal shows a destination's delivery under way or done:
     /// then it is finished whatever the sources say now.
     static func started(_ destination: DestinationKind, _ journal: Journal) -> Bool {
@@ -506,33 +516,33 @@ public final class HotFolderService: @unchecked Sendable {
         return outcome
     }
 
-    /// Moves the original to done/ (or deletes it) and removes the job folder.
+    /// Moves the original to done/ (or deletes it) and removes the job's files.
     private func finish(_ job: JobFolder, _ runtime: FolderRuntime) throws(JobFailure) -> String? {
         let folder = runtime.config
         var record = JournalRecord(.finished)
         var now: String?
+        var ticketLeft = false
         do {
             if folder.afterSuccess == .delete {
-                try job.input.remove(job.originalName)
+                try job.directory.remove(job.originalFile)
+                ticketLeft = true
+                try job.journal.append(record, sync: false)
             } else {
                 let done = try runtime.outputFolder(folder.doneFolder)
                 // No sync needed: if the move is lost in a crash, the original is back
                 // in the job and the journal (export recorded) finishes it again.
-                let name = try Self.moveNumbered(job.originalName, from: job.input, to: done)
+                let name = try Self.moveNumbered(job.originalFile, as: job.originalName, from: job.directory, to: done)
                 record.name = name
                 now = done.child(name)
                 try job.journal.append(record, sync: false)
-                Self.moveTicket(of: job.directory, beside: name, in: done)
-            }
-            if folder.afterSuccess == .delete {
-                try? job.directory.remove(Pipeline.ticketFile)
-                try job.journal.append(record, sync: false)
+                ticketLeft = !Self.moveTicket(of: job, beside: name, in: done)
             }
         } catch {
             throw JobFailure(.finish, "the document was delivered, but the original cannot be moved to \(folder.doneFolder): \(error)",
                              remedy: "Make the done folder writable for the service; the move is retried and nothing is delivered twice.", transient: true)
         }
-        try? runtime.jobs.removeTree(job.id)
+        job.removeFiles(ticket: ticketLeft)
+        job.journal.close()
         return now
     }
 
@@ -544,19 +554,22 @@ public final class HotFolderService: @unchecked Sendable {
             let failed = try runtime.outputFolder(folder.failedFolder)
             // The reason is written beside the original in the job first, so a
             // crash between the two moves cannot leave an original without it.
-            try Self.writeErrorFile(named: Self.pendingErrorFile, in: job.directory,
+            try Self.writeErrorFile(named: job.name(Self.pendingErrorFile), in: job.directory,
                                     text: ErrorReport.text(original: job.originalName, folder: folder, job: job.id, failure: failure, warnings: warnings))
             try job.journal.append(record)
-            let name = try Self.moveNumbered(job.originalName, from: job.input, to: failed)
+            let name = try Self.moveNumbered(job.originalFile, as: job.originalName, from: job.directory, to: failed)
             record.name = name
             try? job.journal.append(record, sync: false)
-            try job.directory.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
-            Self.moveTicket(of: job.directory, beside: name, in: failed)
+            try job.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
+            let ticketLeft = !Self.moveTicket(of: job, beside: name, in: failed)
             try failed.sync()
-            try? runtime.jobs.removeTree(job.id)
+            // A generation cut short (a worker that crashed) leaves staged files no record names.
+            if job.mayHaveLeftovers { job.removeOutputs() }
+            job.removeFiles(ticket: ticketLeft)
+            job.journal.close()
             return failed.child(name)
         } catch {
-            log.log(.error, "cannot move \(job.originalName) to \(folder.failedFolder): \(error); it stays safe in \(runtime.jobs.child(job.id)) and is retried at the next start", folder: folder.name, job: job.id)
+            log.log(.error, "cannot move \(job.originalName) to \(folder.failedFolder): \(error); it stays safe in \(job.directory.child(job.originalFile)) and is retried at the next start", folder: folder.name, job: job.id)
             return nil
         }
     }
@@ -587,13 +600,18 @@ public final class HotFolderService: @unchecked Sendable {
     /// Moves `name` into `target`, as `name (2)` etc. when taken (shortened
     /// where the number would pass 255 bytes); never overwrites.
     static func moveNumbered(_ name: String, from source: Directory, to target: Directory) throws(SystemError) -> String {
+        try moveNumbered(name, as: name, from: source, to: target)
+    }
+
+    /// Moves `file` from `source` into `target` as `name`, numbered like above.
+    static func moveNumbered(_ file: String, as name: String, from source: Directory, to target: Directory) throws(SystemError) -> String {
         var n = 1
         while true {
             let limit = 255
             let candidate = n == 1 ? FileNameSanitizer.fitting(name, limit: limit)
                 : FileNameSanitizer.numbered(FileNameSanitizer.fitting(name, limit: limit - " (\(n))".utf8.count), n)
             do {
-                try source.move(name, to: target, as: candidate, mode: .noReplace)
+                try source.move(file, to: target, as: candidate, mode: .noReplace)
                 return candidate
             } catch {
                 guard error.errno == EEXIST, n < 100_000 else { throw error }
@@ -607,20 +625,33 @@ public final class HotFolderService: @unchecked Sendable {
     /// Moves `<name>.ticket` from the drop folder into the job; true when it came.
     static func takeTicket(_ name: String, from source: Directory, into job: JobFolder) -> Bool {
         let ticket = name + JobTicket.suffix
-        guard source.exists(ticket) else { return false }
         do {
-            try source.move(ticket, to: job.directory, as: Pipeline.ticketFile, mode: .noReplace)
+            // Tried without looking first: most documents come without one,
+            // and the failed rename is the one look needed.
+            try source.move(ticket, to: job.directory, as: job.name(Pipeline.ticketFile), mode: .noReplace)
             return true
         } catch {
-            return job.directory.exists(Pipeline.ticketFile)
+            return error.errno != ENOENT && job.exists(Pipeline.ticketFile)
         }
     }
 
-    /// Moves a job's ticket to `<name>.ticket` beside its document.
-    static func moveTicket(of directory: Directory, beside name: String, in target: Directory) {
-        guard directory.exists(Pipeline.ticketFile) else { return }
+    /// Moves a job's ticket to `<name>.ticket` beside its document; false
+    /// when a ticket is still in the job (it could not be moved).
+    @discardableResult
+    static func moveTicket(of job: JobFolder, beside name: String, in target: Directory) -> Bool {
+        moveTicket(job.name(Pipeline.ticketFile), from: job.directory, beside: name, in: target)
+    }
+
+    @discardableResult
+    static func moveTicket(_ file: String, from directory: Directory, beside name: String, in target: Directory) -> Bool {
         let limit = 255 - JobTicket.suffix.utf8.count
-        try? directory.move(Pipeline.ticketFile, to: target, as: FileNameSanitizer.fitting(name, limit: limit) + JobTicket.suffix, mode: .replace)
+        do {
+            // Tried without looking first: most jobs have none.
+            try directory.move(file, to: target, as: FileNameSanitizer.fitting(name, limit: limit) + JobTicket.suffix, mode: .replace)
+            return true
+        } catch {
+            return error.errno == ENOENT
+        }
     }
 
     /// A ticket no document came for goes to failed/ with its reason.
@@ -644,38 +675,29 @@ public final class HotFolderService: @unchecked Sendable {
 
     // MARK: - recovery
 
-    /// Resumes every job an earlier run left in the folder's service area.
+    /// Resumes every job an earlier run left in the folder's service area:
+    /// each original in `jobs/` resumes at the step its records say; what is
+    /// left of jobs whose original already went to done/ or failed/ follows it.
     private func recover(_ runtime: FolderRuntime) {
-        guard let entries = try? runtime.jobs.entries() else { return }
+        let area = runtime.area
+        guard var listing = try? area.list() else { return }
+        if !listing.folders.isEmpty {
+            for folder in listing.folders { Self.migrate(folder, in: area) }
+            guard let again = try? area.list() else { return }
+            listing = again
+        }
+        var records: [String: [JournalRecord]] = [:]
+        for (job, jobRecords) in area.journal.unfinishedJobs() { records[job] = jobRecords }
         let active = activeJobs.withLock { $0 }
-        for entry in entries where entry.isDirectory && !active.contains(entry.name) {
-            guard let job = JobFolder.reopen(id: entry.name, in: runtime.jobs) else {
-                // No original left: the job had finished (or never got its file).
-                if let dir = try? runtime.jobs.subdirectory(entry.name) {
-                    let records = Journal.read(dir)
-                    // The original reached failed/ but its reason did not: move it there too.
-                    if let failing = records.last(where: { $0.event == .failing }),
-                       let name = failing.name ?? records.first(where: { $0.event == .claimed })?.name,
-                       let failed = try? runtime.outputFolder(runtime.config.failedFolder), !failed.exists(Self.errorFileName(for: name)) {
-                        if dir.exists(Self.pendingErrorFile) {
-                            try? dir.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
-                        } else if let failure = failing.failure {
-                            try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: entry.name, failure: failure, warnings: []))
-                        }
-                    }
-                    // A ticket left behind goes where its document went.
-                    if dir.exists(Pipeline.ticketFile), let name = records.last(where: { $0.name != nil && ($0.event == .failing || $0.event == .finished) })?.name
-                        ?? records.first(where: { $0.event == .claimed })?.name {
-                        let failedEnd = records.contains { $0.event == .failing }
-                        if let target = try? runtime.outputFolder(failedEnd ? runtime.config.failedFolder : runtime.config.doneFolder) {
-                            Self.moveTicket(of: dir, beside: name, in: target)
-                        }
-                    }
-                }
-                try? runtime.jobs.removeTree(entry.name)
+        let ids = Set(listing.originals.keys).union(listing.files.keys).union(records.keys).subtracting(active).sorted()
+        for id in ids {
+            let files = listing.files[id] ?? []
+            guard let original = listing.originals[id] else {
+                finishLeftover(id, records: records[id] ?? [], files: files, runtime)
                 continue
             }
-            if !job.directory.exists(Pipeline.ticketFile), let claimed = job.journal.last(.claimed),
+            let job = JobFolder.reopen(id: id, originalFile: original, files: files, in: area, records: records[id] ?? [])
+            if !files.contains(job.name(Pipeline.ticketFile)), let claimed = job.journal.last(.claimed),
                let source = try? runtime.drop.descend(claimed.from ?? "") {
                 // Stopped between claiming the document and taking its ticket.
                 _ = Self.takeTicket(job.originalName, from: source, into: job)
@@ -685,6 +707,62 @@ public final class HotFolderService: @unchecked Sendable {
             log.log(.info, "resuming \(job.originalName) from an earlier run (last step: \(job.journal.records.last?.event.rawValue ?? "claimed"))", folder: runtime.config.name, job: job.id)
             pool.submit { [weak self] in self?.run(job, runtime, attempt: 0) }
         }
+        // Temporary files of an error report cut short.
+        for stray in listing.strays where stray.hasPrefix(".hf-error-") { try? area.jobs.remove(stray) }
+    }
+
+    /// A job without an original: it had finished (or never got its file).
+    /// What it left goes where its document went; then it is closed.
+    private func finishLeftover(_ id: String, records: [JournalRecord], files: [String], _ runtime: FolderRuntime) {
+        let jobs = runtime.area.jobs
+        let claimedName = records.first(where: { $0.event == .claimed })?.name
+        // The original reached failed/ but its reason did not: move it there too.
+        if let failing = records.last(where: { $0.event == .failing }), let name = failing.name ?? claimedName,
+           let failed = try? runtime.outputFolder(runtime.config.failedFolder), !failed.exists(Self.errorFileName(for: name)) {
+            if files.contains(id + Self.pendingErrorFile) {
+                try? jobs.move(id + Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
+            } else if let failure = failing.failure {
+                try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: id, failure: failure, warnings: []))
+            }
+        }
+        // A ticket left behind goes where its document went.
+        if files.contains(id + Pipeline.ticketFile),
+           let name = records.last(where: { $0.name != nil && ($0.event == .failing || $0.event == .finished) })?.name ?? claimedName {
+            let failedEnd = records.contains { $0.event == .failing }
+            if let target = try? runtime.outputFolder(failedEnd ? runtime.config.failedFolder : runtime.config.doneFolder) {
+                Self.moveTicket(id + Pipeline.ticketFile, from: jobs, beside: name, in: target)
+            }
+        }
+        for file in files { try? jobs.remove(file) }
+        Journal(job: id, records: records, file: runtime.area.journal).close()
+    }
+
+    /// A job folder of the layout before the flat `jobs/` (`jobs/<id>/` with
+    /// the original, `.journal` in JSON lines, `.ticket`, `.out-*`,
+    /// `.error.txt`): its records go to the area's journal, its files into
+    /// `jobs/` under their flat names, and it resumes like any other job.
+    static func migrate(_ folder: String, in area: JobArea) {
+        let id = folder
+        guard JobFolder.parse(id + ".") == .file(id), let directory = try? area.jobs.subdirectory(folder),
+              let entries = try? directory.entries() else { return }
+        let oldJournal = ".journal"
+        if let bytes = try? directory.openForReading(oldJournal).readAll() {
+            let decoder = JSONDecoder()
+            let records = bytes.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(JournalRecord.self, from: Data($0)) }
+            let journal = Journal(job: id, file: area.journal)
+            // Synced before the files move; a crash in between migrates the
+            // folder again (records twice read the same).
+            for (i, record) in records.enumerated() { try? journal.append(record, sync: i == records.count - 1) }
+        }
+        var moved = true
+        for entry in entries where entry.name != oldJournal {
+            // Job-relative names (dotfiles) keep their name after the id; the original is `<id> <name>`.
+            let target = entry.name.hasPrefix(".") ? id + entry.name : JobFolder.originalFile(id: id, name: entry.name)
+            do { try directory.move(entry.name, to: area.jobs, as: target, mode: .noReplace) } catch { moved = false }
+        }
+        guard moved else { return }
+        try? directory.remove(oldJournal)
+        try? area.jobs.removeDirectory(folder)
     }
 
     // MARK: - one-shot
@@ -712,12 +790,12 @@ public final class HotFolderService: @unchecked Sendable {
         do {
             let source = try Directory(path: directory)
             do {
-                guard case .claimed(let j) = try JobFolder.claim(fileName, from: source, relativeFolder: "", into: runtime.jobs) else {
+                guard case .claimed(let j) = try JobFolder.claim(fileName, from: source, relativeFolder: "", into: runtime.area) else {
                     throw ServiceError("\(path): no such file")
                 }
                 job = j
             } catch let error as SystemError where error.errno == EXDEV {
-                job = try Self.claimByCopy(fileName, from: source, into: runtime.jobs)
+                job = try Self.claimByCopy(fileName, from: source, into: runtime.area)
             }
         } catch let error as ServiceError {
             throw error
@@ -743,17 +821,22 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     /// Claims a file from another file system: copy into the job, then remove the source.
-    static func claimByCopy(_ name: String, from source: Directory, into jobs: Directory) throws -> JobFolder {
+    static func claimByCopy(_ name: String, from source: Directory, into area: JobArea) throws -> JobFolder {
         let id = JobFolder.newID()
-        let directory = try jobs.subdirectory(id, create: true, mode: 0o700)
-        let job = try JobFolder(id: id, directory: directory, originalName: name)
+        let job = JobFolder(id: id, directory: area.jobs, originalName: name, originalFile: JobFolder.originalFile(id: id, name: name),
+                            journal: Journal(job: id, file: area.journal))
+        // Copied under a job-relative name and renamed once complete: a copy cut
+        // short must not look like an original.
+        let partial = ".claiming"
         let input = try source.openForReading(name)
-        let copy = try job.input.createFile(name)
+        let copy = try job.create(partial)
         try copy.copyContents(of: input)
         try copy.sync()
         var record = JournalRecord(.claimed)
         record.name = name
         try job.journal.append(record)
+        try job.move(partial, to: area.jobs, as: job.originalFile, mode: .noReplace)
+        try area.jobs.sync()
         try source.remove(name)
         return job
     }

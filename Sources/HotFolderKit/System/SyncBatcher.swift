@@ -17,13 +17,15 @@ public final class SyncBatcher: @unchecked Sendable {
 
     public init() {}
 
-    /// Makes everything written so far on the file systems of `descriptors` durable.
-    public func sync(_ descriptors: [FileDescriptor]) throws(SystemError) {
-        condition.lock()
-        for d in descriptors {
-            guard let st = try? d.stat() else { continue }
-            pending[UInt64(st.st_dev)] = d
+    /// Makes everything written so far on the file systems of `folders` durable.
+    public func sync(_ folders: [Directory]) throws(SystemError) {
+        var devices: [(UInt64, FileDescriptor)] = []
+        for folder in folders {
+            guard let device = try? folder.device() else { continue }
+            devices.append((device, folder.descriptor))
         }
+        condition.lock()
+        for (device, d) in devices { pending[device] = d }
         let ticket = started + 1
         if running {
             while completed < ticket { condition.wait() }

@@ -36,8 +36,8 @@ namespace {
 constexpr long kMemoryReadLimit = 16L << 20;
 
 // QPDFWriter's output, written to a descriptor in large pieces. Through a
-// FILE* every stream's end flushed: a 1-page PDF took five write calls, a
-// 50-page one about a hundred and fifty.
+// FILE* every stream's end flushed: a 1-page PDF took six write calls, a
+// 50-page one over a hundred.
 class FdOutput : public Pipeline {
   public:
     explicit FdOutput(int fd) : Pipeline("output", nullptr), fd_(fd) { buffer_.reserve(kChunk); }
@@ -53,7 +53,12 @@ class FdOutput : public Pipeline {
         }
     }
 
-    void finish() override { drain(); }
+    // QPDFWriter "finishes" its pipeline stack at the end of every stream,
+    // which reaches this last stage too: that is no reason to write yet.
+    void finish() override {}
+
+    // Writes what is buffered; called once QPDFWriter is done.
+    void flush() { drain(); }
 
   private:
     static constexpr size_t kChunk = 1 << 20;
@@ -612,9 +617,7 @@ int hf_doc_generate(hf_doc *doc, const hf_generate_options *options, hf_error *e
         w.setOutputPipeline(&out);
         w.setPreserveEncryption(false);
         w.write();
-        // QPDFWriter finishes its pipeline; again is harmless, and a missed
-        // finish would lose the last megabyte.
-        out.finish();
+        out.flush();
         doc->collect_qpdf_warnings();
         if (doc->memory_exhausted) {
             throw std::bad_alloc();

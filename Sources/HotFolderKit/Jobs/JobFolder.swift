@@ -26,7 +26,7 @@ public final class JobArea: @unchecked Sendable {
     }
 
     private struct Weak { weak var area: JobArea? }
-    private static let open = Mutex<[String: Weak]>([:])
+    private static let registry = Mutex<[String: Weak]>([:])
 
     /// Opens (creating `jobs/` and the journal) the area in an instance's
     /// folder. Within one process one folder has one area: the runtime a
@@ -35,12 +35,20 @@ public final class JobArea: @unchecked Sendable {
     public static func open(instance: Directory) throws(SystemError) -> JobArea {
         let st = try instance.descriptor.stat()
         let identity = [UInt64(st.st_dev), UInt64(st.st_ino)]
-        return try open.withLock { areas throws(SystemError) -> JobArea in
+        return try registry.withLock { areas throws(SystemError) -> JobArea in
             if let area = areas[instance.path]?.area, area.identity == identity { return area }
             let area = try JobArea(instance: instance, identity: identity)
             areas = areas.filter { $0.value.area != nil }
             areas[instance.path] = Weak(area: area)
             return area
+        }
+    }
+
+    /// This process is done with the area (its service stopped): the next
+    /// opening reads the journal from the disk again.
+    func retire() {
+        Self.registry.withLock { areas in
+            if areas[path]?.area === self { areas[path] = nil }
         }
     }
 
@@ -98,23 +106,38 @@ public final class JobFolder: @unchecked Sendable {
     /// resumed from an earlier run, or generated before by this one). Only
     /// the job's thread uses it.
     var mayHaveLeftovers: Bool
+    /// Reopened from an earlier run: what its records say may not all have
+    /// reached the disk in the order it was done.
+    let resumed: Bool
     /// The job's files other than the original, as found by recovery.
     private var knownFiles: [String]?
     /// False when the job is known to have come without a ticket: the
     /// pipeline then need not look for one.
     public var mayHaveTicket = true
+    /// Staged export files (job-relative names) moved to their temporary
+    /// names and journaled, and not yet known durable; then those that are.
+    /// In memory only: after a restart, files are staged and synced again.
+    var exportsStaged: Set<String> = []
+    private(set) var exportsSynced: Set<String> = []
+
+    /// A sync that started after the files were staged has completed.
+    func exportsDurable(_ files: Set<String>) {
+        exportsSynced.formUnion(files)
+        exportsStaged.subtract(files)
+    }
 
     /// Staged results are named with this prefix (job-relative).
     static let outputPrefix = ".out-"
 
     init(id: String, directory: Directory, originalName: String, originalFile: String, journal: Journal,
-         mayHaveLeftovers: Bool = false, knownFiles: [String]? = nil) {
+         resumed: Bool = false, knownFiles: [String]? = nil) {
         self.id = id
         self.directory = directory
         self.originalName = originalName
         self.originalFile = originalFile
         self.journal = journal
-        self.mayHaveLeftovers = mayHaveLeftovers
+        self.mayHaveLeftovers = resumed
+        self.resumed = resumed
         self.knownFiles = knownFiles
     }
 
@@ -178,8 +201,25 @@ public final class JobFolder: @unchecked Sendable {
 
     /// A new, unique, sortable job id (letters, digits and `-` only).
     public static func newID(now: Date = Date()) -> String {
-        Clock.format("%Y%m%dT%H%M%S", seconds: Int(now.timeIntervalSince1970), utc: true) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let random = idGenerator.withLock { $0.next() }
+        return Clock.format("%Y%m%dT%H%M%S", seconds: Int(now.timeIntervalSince1970), utc: true) + "-" + String(random, radix: 36)
     }
+
+    /// 64 random bits per id, as unlikely to repeat as the system's random
+    /// numbers, without a getrandom call per document: SplitMix64, seeded
+    /// once from the system.
+    private struct SplitMix64 {
+        var state = UInt64.random(in: 0...UInt64.max)
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    private static let idGenerator = Mutex(SplitMix64())
 
     /// `<id> <name>`, with the name's stem shortened where the whole would
     /// pass 255 bytes (then the journal's claim record has the full name).
@@ -234,7 +274,13 @@ public final class JobFolder: @unchecked Sendable {
             if error.errno == ENOENT { return .vanished }
             throw error
         }
-        if nameInFile { try? job.journal.append(record, sync: false) }
+        if nameInFile {
+            try? job.journal.append(record, sync: false)
+            // From a subfolder: where its ticket is to be looked for after a
+            // restart is written at once (not synced), so that killing the
+            // service does not lose it.
+            if !relativeFolder.isEmpty { try? area.journal.flush(sync: false) }
+        }
         return .claimed(job)
     }
 
@@ -244,6 +290,6 @@ public final class JobFolder: @unchecked Sendable {
         let fromFile = String(originalFile.dropFirst(id.count + 1))
         let name = records.first(where: { $0.event == .claimed })?.name ?? fromFile
         return JobFolder(id: id, directory: area.jobs, originalName: name, originalFile: originalFile,
-                         journal: Journal(job: id, records: records, file: area.journal), mayHaveLeftovers: true, knownFiles: files)
+                         journal: Journal(job: id, records: records, file: area.journal), resumed: true, knownFiles: files)
     }
 }

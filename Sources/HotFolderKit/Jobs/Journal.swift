@@ -36,7 +36,7 @@ public struct JournalRecord: Sendable, Codable, Equatable {
 public final class Journal: @unchecked Sendable {
     public let job: String
     /// Nil in a worker process, which only generates and never journals.
-    private let file: JournalFile?
+    let file: JournalFile?
     public private(set) var records: [JournalRecord]
 
     init(job: String, records: [JournalRecord] = [], file: JournalFile?) {
@@ -84,9 +84,15 @@ public final class Journal: @unchecked Sendable {
 /// last record (a crash mid-write) fails its length or checksum and is
 /// ignored with everything after it: its step had not started.
 ///
+/// Records that need not be synced wait in memory and are written together:
+/// before the next sync (`SyncBatcher` flushes the file first), with the next
+/// synced record, or when 64 KiB have gathered. Losing them in a crash is
+/// what the service is built for (every step that has to survive is synced
+/// before its effect); writing each one cost a system call per step.
+///
 /// It is compacted when opened and whenever it has grown well past what the
 /// unfinished jobs need: their records go to a new file that replaces it.
-public final class JournalFile: @unchecked Sendable {
+public final class JournalFile: SyncPreparation, @unchecked Sendable {
     public static let fileName = "journal"
     static let header: [UInt8] = [0x48, 0x46, 0x4A, formatVersion, 0, 0, 0, 0]
     /// The layout of the records (see CompactCoding): a change needs a new version.
@@ -94,6 +100,8 @@ public final class JournalFile: @unchecked Sendable {
     /// Compaction runs once the file passes this size and is more than
     /// twice what the unfinished jobs' records take.
     static let compactionThreshold = 4 << 20
+    /// Unsynced records written once this many bytes wait.
+    static let bufferLimit = 64 << 10
 
     private struct State {
         var file: FileDescriptor
@@ -101,10 +109,16 @@ public final class JournalFile: @unchecked Sendable {
         /// The encoded records of every job not closed, by job id, in order.
         var live: [String: [UInt8]]
         var liveBytes: Int
+        /// Records appended and not yet written, in order.
+        var pending: [UInt8] = []
     }
 
     private let directory: Directory
     private let state: Mutex<State>
+    /// Held while records are written: records reach the file in the order
+    /// they were appended, and `flush` returns only once everything appended
+    /// before it is in the file (a write another thread has begun included).
+    private let writing = NSLock()
     let threshold: Int
 
     /// Opens the journal in `directory` (an instance's folder), reading what an
@@ -131,7 +145,8 @@ public final class JournalFile: @unchecked Sendable {
         state = Mutex(State(file: file, size: Self.header.count + liveBytes, live: live, liveBytes: liveBytes))
     }
 
-    /// The jobs not closed, each with its records, in the order they were first journaled.
+    /// The jobs not closed, each with its records, by job id (that is, by
+    /// the time they were claimed).
     func unfinishedJobs() -> [(job: String, records: [JournalRecord])] {
         let live = state.withLock { $0.live }
         return live.map { (job: $0.key, records: Self.decode($0.value)) }.sorted { $0.job < $1.job }
@@ -148,12 +163,7 @@ public final class JournalFile: @unchecked Sendable {
         payload.value(record)
         let frame = Self.frame(payload.bytes)
         let closing = record.event == .closed
-        // The record joins the job's live records before it is written: a
-        // compaction between the two puts it in the new file (synced), and the
-        // write below then goes to the replaced file, harmlessly. The write
-        // itself is outside the lock (O_APPEND keeps concurrent records whole
-        // and apart), so jobs do not queue behind each other's system calls.
-        let file = state.withLock { s -> FileDescriptor in
+        let write = state.withLock { s -> Bool in
             s.size += frame.count
             if closing {
                 s.liveBytes -= s.live.removeValue(forKey: job)?.count ?? 0
@@ -161,25 +171,57 @@ public final class JournalFile: @unchecked Sendable {
                 s.live[job, default: []] += frame
                 s.liveBytes += frame.count
             }
-            if s.size > threshold && s.size > 2 * s.liveBytes {
-                // Best effort: a compaction that fails leaves the file as it was.
-                if let compacted = try? Self.rewrite(directory, jobs: Array(s.live.values)) {
-                    s.file = compacted
-                    s.size = Self.header.count + s.liveBytes
-                }
-            }
-            return s.file
+            s.pending += frame
+            return sync || s.pending.count >= Self.bufferLimit || (s.size > threshold && s.size > 2 * s.liveBytes)
         }
-        try file.write(frame)
-        // Should a compaction have replaced the file since, the new file held
-        // this record and was synced before it replaced the old one.
+        if write { try flush(sync: sync) }
+    }
+
+    /// Writes the records that wait in memory; with `sync`, makes the file
+    /// durable too.
+    func flush(sync: Bool) throws(SystemError) {
+        writing.lock()
+        defer { writing.unlock() }
+        let (file, bytes) = state.withLock { s -> (FileDescriptor, [UInt8]) in
+            if s.size > threshold && s.size > 2 * s.liveBytes,
+               let compacted = try? Self.rewrite(directory, jobs: Array(s.live.values)) {
+                // The new file has every live record, those that waited
+                // included, and is synced. (A compaction that fails leaves
+                // the file as it was.)
+                s.file = compacted
+                s.size = Self.header.count + s.liveBytes
+                s.pending.removeAll()
+            }
+            defer { s.pending.removeAll() }
+            return (s.file, s.pending)
+        }
+        if !bytes.isEmpty { try file.write(bytes) }
         if sync, fdatasync(file.rawValue) != 0 { throw SystemError("fdatasync", path: file.path) }
     }
+
+    /// Before a sync of the file system: what waits must be in the file.
+    func prepareForSync() throws(SystemError) { try flush(sync: false) }
 
     /// The current size of the file (for tests).
     var size: Int { state.withLock { $0.size } }
 
     // MARK: - file format
+
+    /// The records in a journal's bytes, with their jobs' ids, up to the first
+    /// torn one (for tests and diagnostics).
+    static func records(in bytes: [UInt8]) -> [(job: String, record: JournalRecord)] {
+        frames(bytes).compactMap { job, frame in decode(frame).first.map { (job, $0) } }
+    }
+
+    /// A journal's bytes holding `records` (for tests).
+    static func bytes(of records: [(job: String, record: JournalRecord)]) -> [UInt8] {
+        records.reduce(header) { bytes, entry in
+            var payload = CompactWriter()
+            payload.string(entry.job)
+            payload.value(entry.record)
+            return bytes + frame(payload.bytes)
+        }
+    }
 
     private static func frame(_ payload: [UInt8]) -> [UInt8] {
         var frame: [UInt8] = []

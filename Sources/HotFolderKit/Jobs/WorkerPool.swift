@@ -7,6 +7,8 @@ public final class WorkerPool: Sendable {
     private struct State {
         var queue: [@Sendable () -> Void] = []
         var head = 0
+        /// Run before `queue`: work that finishes what was started.
+        var urgent: [@Sendable () -> Void] = []
         var stopping = false
         var busy = 0
     }
@@ -24,17 +26,23 @@ public final class WorkerPool: Sendable {
         }
     }
 
-    public func submit(_ work: @escaping @Sendable () -> Void) {
+    /// Queues `work`; `urgent` work runs before everything queued (a job
+    /// that continues after a sync goes before documents not yet claimed,
+    /// so what is started gets finished).
+    /// False when the pool is shutting down and did not take it.
+    @discardableResult
+    public func submit(urgent: Bool = false, _ work: @escaping @Sendable () -> Void) -> Bool {
         let accepted = state.withLock { s -> Bool in
             guard !s.stopping else { return false }
-            s.queue.append(work)
+            if urgent { s.urgent.append(work) } else { s.queue.append(work) }
             return true
         }
         if accepted { available.signal() }
+        return accepted
     }
 
     /// Jobs queued or running.
-    public var pending: Int { state.withLock { $0.queue.count - $0.head + $0.busy } }
+    public var pending: Int { state.withLock { $0.queue.count - $0.head + $0.urgent.count + $0.busy } }
 
     /// Stops taking new work; queued work still runs unless `discardQueued`.
     /// Threads exit when idle.
@@ -43,6 +51,7 @@ public final class WorkerPool: Sendable {
             s.stopping = true
             if discardQueued {
                 s.queue.removeAll()
+                s.urgent.removeAll()
                 s.head = 0
             }
         }
@@ -63,6 +72,10 @@ public final class WorkerPool: Sendable {
         while true {
             available.wait()
             let next = state.withLock { s -> (@Sendable () -> Void)? in
+                if !s.urgent.isEmpty {
+                    s.busy += 1
+                    return s.urgent.removeFirst()
+                }
                 guard s.head < s.queue.count else { return nil }
                 let w = s.queue[s.head]
                 s.head += 1

@@ -126,18 +126,35 @@ public final class HotFolderService: @unchecked Sendable {
         tracker.stopAll()
         pool.shutdown(discardQueued: true)
         let timeout = configuration.shutdownTimeout
-        if !pool.waitUntilIdle(timeout: timeout) {
+        if !waitUntilDrained(timeout: timeout) {
             log.log(.warning, "\(pool.pending) job(s) still running after shutdown-timeout (\(Self.format(timeout))); they resume at the next start")
             // A worker must not go on writing into a job the next start redoes.
             generator.killBusyWorkers()
         }
         generator.shutdown()
-        for runtime in runtimes { runtime.releaseLock() }
+        for runtime in runtimes {
+            // What the journal holds back in memory (steps that need no sync)
+            // is written, so the next start does not look at finished jobs again.
+            try? runtime.area.journal.flush(sync: false)
+            runtime.area.retire()
+            runtime.releaseLock()
+        }
         log.log(.info, "stopped")
         stopped.signal()
     }
 
     var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// Waits until no job runs on a job thread or waits for a sync (a job
+    /// goes back and forth between the two); false when `timeout` passed first.
+    private func waitUntilDrained(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while pool.pending > 0 || !durability.isIdle {
+            if Date() >= deadline { return false }
+            usleep(10_000)
+        }
+        return true
+    }
 
     /// Jobs queued or running (for tests and status).
     public var pendingJobs: Int { pool.pending }
@@ -338,8 +355,8 @@ public final class HotFolderService: @unchecked Sendable {
         var number = job.journal.last(.generated)?.number
         if let generated = job.journal.last(.generated)?.result,
            generated.outputs.allSatisfy({ output in output.files.allSatisfy { staged in
-               job.exists(staged.file) || job.journal.last(.exported, destination: output.destination, item: staged.file) != nil
-                   || job.journal.last(.exporting, destination: output.destination, item: staged.file) != nil } }) {
+               job.journal.last(.exported, destination: output.destination, item: staged.file) != nil
+                   || job.journal.last(.exporting, destination: output.destination, item: staged.file) != nil || job.exists(staged.file) } }) {
             result = generated
         } else {
             // Leftovers of an interrupted generation are redone from the original.
@@ -367,6 +384,7 @@ public final class HotFolderService: @unchecked Sendable {
         }
         let values = Pipeline(folder: folder, job: job, now: claimedAt, number: number).templateValues(result.facts)
         var delivered: [String] = []
+        var exportFolders: [Directory] = []
         for output in result.outputs {
             guard let sharing = folder.destinations.first(where: { $0.destination == output.destination }) else { continue }
             if !Self.started(output.destination, job.journal), let feature = runtime.features[output.destination], let (source, why) = feature.check() {
@@ -380,8 +398,12 @@ public final class HotFolderService: @unchecked Sendable {
                     do { exportFolder = try runtime.outputFolder(sharing.exportFolder) } catch {
                         throw JobFailure(.export, "cannot open the export folder: \(error)", remedy: "Create \(sharing.exportFolder) or make it writable for the service; the document waits and is retried.", transient: true)
                     }
-                    let (names, now) = try ExportDestination(sharing: sharing, folder: exportFolder, durability: durability).deliver(output, job: job, values: values)
+                    guard case .delivered(let names, let now) = try ExportDestination(sharing: sharing, folder: exportFolder).deliver(output, job: job, values: values) else {
+                        awaitExportSync(job, runtime, [job.directory, exportFolder], warnings: result.warnings, attempt: attempt)
+                        return nil
+                    }
                     delivered += names.map { exportFolder.child($0) }
+                    exportFolders.append(exportFolder)
                     runtime.status.setDestination(.export, available: true)
                     if now {
                         let what = names.count == 1 ? names[0] : "\(names[0]) and \(names.count - 1) more"
@@ -409,14 +431,61 @@ public final class HotFolderService: @unchecked Sendable {
                 return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
             }
         }
+        guard !exportFolders.isEmpty else {
+            return complete(job, runtime, delivered: delivered, warnings: result.warnings, attempt: attempt)
+        }
+        // The exports' final names are durable before the original leaves the
+        // job: a crash must not find the job finished and an export missing.
+        // That sync is shared with other documents, and this thread does not
+        // wait for it: the sync's thread finishes the job once it is done.
+        let (outputs, warnings) = (delivered, result.warnings)
+        durability.afterSync(exportFolders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
+            guard let self else { return }
+            if let failure {
+                _ = self.handle(JobFailure(.export, "cannot make the export durable: \(failure)",
+                                           remedy: "Check the export folder's file system; the job is retried and nothing is delivered twice.", transient: true),
+                                job, runtime, warnings: warnings, attempt: attempt)
+                return
+            }
+            _ = self.complete(job, runtime, delivered: outputs, warnings: warnings, attempt: attempt)
+        }
+        return nil
+    }
+
+    /// The export's files wait under their temporary names for a sync; the
+    /// job goes on (placing them) once it is done, on a job thread, before
+    /// documents not yet claimed. This thread does not wait: it takes the
+    /// next document meanwhile.
+    private func awaitExportSync(_ job: JobFolder, _ runtime: FolderRuntime, _ folders: [Directory], warnings: [String], attempt: Int) {
+        let staged = job.exportsStaged
+        durability.afterSync(folders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
+            guard let self else { return }
+            if let failure {
+                _ = self.handle(JobFailure(.export, "cannot make the staged export durable: \(failure)",
+                                           remedy: "Check the file system of the export folder and of the drop folder; the job is retried and nothing is delivered twice.", transient: true),
+                                job, runtime, warnings: warnings, attempt: attempt)
+                return
+            }
+            job.exportsDurable(staged)
+            // While the service stops the job threads take nothing new: the
+            // job is finished here (it does not wait for a sync on this thread).
+            if !self.pool.submit(urgent: true, { self.run(job, runtime, attempt: attempt) }) {
+                self.run(job, runtime, attempt: attempt)
+            }
+        }
+    }
+
+    /// Moves the original on and reports the job's outcome.
+    private func complete(_ job: JobFolder, _ runtime: FolderRuntime, delivered: [String], warnings: [String], attempt: Int) -> JobOutcome? {
+        let folder = runtime.config
         do {
             let now = try finish(job, runtime)
-            let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: delivered, failure: nil, warnings: result.warnings)
+            let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: delivered, failure: nil, warnings: warnings)
             log.log(.info, "done: \(job.originalName) → \(now ?? "deleted")", folder: folder.name, job: job.id)
             report(outcome)
             return outcome
         } catch {
-            return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
+            return handle(error, job, runtime, warnings: warnings, attempt: attempt)
         }
     }
 
@@ -535,7 +604,7 @@ public final class HotFolderService: @unchecked Sendable {
                 record.name = name
                 now = done.child(name)
                 try job.journal.append(record, sync: false)
-                ticketLeft = !Self.moveTicket(of: job, beside: name, in: done)
+                ticketLeft = job.mayHaveTicket && !Self.moveTicket(of: job, beside: name, in: done)
             }
         } catch {
             throw JobFailure(.finish, "the document was delivered, but the original cannot be moved to \(folder.doneFolder): \(error)",
@@ -809,14 +878,19 @@ public final class HotFolderService: @unchecked Sendable {
             result.withLock { $0 = outcome }
             finished.signal()
         } }
+        // The one-shot may exit right after: the journal is written out.
+        defer { try? runtime.area.journal.flush(sync: false) }
         if let outcome = run(job, runtime, attempt: 0) {
             outcomeWaiters.withLock { $0[job.id] = nil }
             return outcome
         }
         // Parked: a print being followed, or a destination that is unavailable
-        // for now. The one-shot waits like the service would.
-        log.log(.info, "waiting for \(fileName) to be delivered", folder: name, job: job.id)
-        finished.wait()
+        // for now. The one-shot waits like the service would. (An export
+        // finishes once its sync is done, within moments: no need to say so.)
+        if finished.wait(timeout: .now() + 1) == .timedOut {
+            log.log(.info, "waiting for \(fileName) to be delivered", folder: name, job: job.id)
+            finished.wait()
+        }
         return result.withLock { $0 } ?? JobOutcome(folder: name, job: job.id, original: fileName, originalNow: nil, delivered: [], failure: nil, warnings: [])
     }
 

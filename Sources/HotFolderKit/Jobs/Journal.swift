@@ -128,21 +128,37 @@ public final class JournalFile: SyncPreparation, @unchecked Sendable {
         self.threshold = threshold
         var live: [String: [UInt8]] = [:]
         var order: [String] = []
+        var bytes: [UInt8] = []
         if let fd = try? directory.openForReading(Self.fileName) {
-            let bytes = try fd.readAll(limit: Int.max)
-            for (job, frame) in Self.frames(bytes) {
-                if live[job] == nil { order.append(job) }
-                live[job, default: []] += frame
-            }
+            bytes = try fd.readAll(limit: Int.max)
         }
-        // Closed jobs need nothing any more; their records go at the compaction below.
+        var whole = 0
+        for (job, frame) in Self.frames(bytes) {
+            if live[job] == nil { order.append(job) }
+            live[job, default: []] += frame
+            whole += frame.count
+        }
+        // Closed jobs need nothing any more; their records go at a compaction.
         for (job, frames) in live where Self.decode(frames).contains(where: { $0.event == .closed }) {
             live[job] = nil
         }
-        let kept = order.filter { live[$0] != nil }
-        let file = try Self.rewrite(directory, jobs: kept.compactMap { live[$0] })
         let liveBytes = live.values.reduce(0) { $0 + $1.count }
-        state = Mutex(State(file: file, size: Self.header.count + liveBytes, live: live, liveBytes: liveBytes))
+        let file: FileDescriptor
+        let size: Int
+        if !bytes.isEmpty && whole > 0 && bytes.count == Self.header.count + whole
+            && !(bytes.count > 64 << 10 && bytes.count > 2 * (Self.header.count + liveBytes)) {
+            // Whole, and not much to gain by compacting it: appended to as it is
+            // (a start need not wait for a rewrite and its syncs).
+            file = try directory.openForAppending(Self.fileName)
+            size = bytes.count
+        } else {
+            // Missing, empty, another format's, torn at the end (what follows a
+            // torn record could never be read), or mostly finished jobs.
+            let kept = order.filter { live[$0] != nil }
+            file = try Self.rewrite(directory, jobs: kept.compactMap { live[$0] })
+            size = Self.header.count + liveBytes
+        }
+        state = Mutex(State(file: file, size: size, live: live, liveBytes: liveBytes))
     }
 
     /// The jobs not closed, each with its records, by job id (that is, by
@@ -271,7 +287,8 @@ public final class JournalFile: SyncPreparation, @unchecked Sendable {
     }
 
     /// Writes `jobs`' frames to a new file, syncs it and puts it in place of
-    /// the journal; returns it open for appending.
+    /// the journal; returns it open for appending. (Synced even when empty:
+    /// a record synced later must not be lost with the file's name.)
     private static func rewrite(_ directory: Directory, jobs: [[UInt8]]) throws(SystemError) -> FileDescriptor {
         let temporary = fileName + ".new"
         try? directory.remove(temporary)

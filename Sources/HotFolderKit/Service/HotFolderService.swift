@@ -127,7 +127,7 @@ public final class HotFolderService: @unchecked Sendable {
         pool.shutdown(discardQueued: true)
         let timeout = configuration.shutdownTimeout
         if !waitUntilDrained(timeout: timeout) {
-            log.log(.warning, "\(pool.pending) job(s) still running after shutdown-timeout (\(Self.format(timeout))); they resume at the next start")
+            log.log(.warning, "\(pendingJobs) job(s) still running after shutdown-timeout (\(Self.format(timeout))); they resume at the next start")
             // A worker must not go on writing into a job the next start redoes.
             generator.killBusyWorkers()
         }
@@ -157,6 +157,7 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     /// Jobs queued or running (for tests and status).
+    /// (Jobs that wait for a sync off the job threads count too.)
     public var pendingJobs: Int { pool.pending }
 
     /// Documents of a folder that wait for their job ticket.
@@ -276,7 +277,7 @@ public final class HotFolderService: @unchecked Sendable {
 
     private func enqueue(_ candidate: Candidate, folder: String, missingTicket: Bool = false) {
         guard !isStopping else { return }
-        if pool.pending >= maxQueuedDocuments {
+        if pendingJobs >= maxQueuedDocuments {
             let first = deferredFolders.withLock { $0.insert(folder).inserted }
             if first {
                 log.log(.info, "more than \(maxQueuedDocuments) documents wait; the rest stay in the folder until the queue drains", folder: folder)
@@ -291,7 +292,7 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     private func rescanDeferredIfDrained() {
-        guard pool.pending <= maxQueuedDocuments / 2 else { return }
+        guard pendingJobs <= maxQueuedDocuments / 2 else { return }
         let folders = deferredFolders.withLock { d -> Set<String> in
             defer { d.removeAll() }
             return d
@@ -439,8 +440,10 @@ public final class HotFolderService: @unchecked Sendable {
         // That sync is shared with other documents, and this thread does not
         // wait for it: the sync's thread finishes the job once it is done.
         let (outputs, warnings) = (delivered, result.warnings)
+        pool.handOff()
         durability.afterSync(exportFolders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
             guard let self else { return }
+            defer { self.pool.release() }
             if let failure {
                 _ = self.handle(JobFailure(.export, "cannot make the export durable: \(failure)",
                                            remedy: "Check the export folder's file system; the job is retried and nothing is delivered twice.", transient: true),
@@ -458,9 +461,12 @@ public final class HotFolderService: @unchecked Sendable {
     /// next document meanwhile.
     private func awaitExportSync(_ job: JobFolder, _ runtime: FolderRuntime, _ folders: [Directory], warnings: [String], attempt: Int) {
         let staged = job.exportsStaged
+        // Still pending (and counted against maxQueuedDocuments) while it waits.
+        pool.handOff()
         durability.afterSync(folders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
             guard let self else { return }
             if let failure {
+                self.pool.release()
                 _ = self.handle(JobFailure(.export, "cannot make the staged export durable: \(failure)",
                                            remedy: "Check the file system of the export folder and of the drop folder; the job is retried and nothing is delivered twice.", transient: true),
                                 job, runtime, warnings: warnings, attempt: attempt)
@@ -469,7 +475,10 @@ public final class HotFolderService: @unchecked Sendable {
             job.exportsDurable(staged)
             // While the service stops the job threads take nothing new: the
             // job is finished here (it does not wait for a sync on this thread).
-            if !self.pool.submit(urgent: true, { self.run(job, runtime, attempt: attempt) }) {
+            if !self.pool.resume({
+                self.run(job, runtime, attempt: attempt)
+                self.rescanDeferredIfDrained()
+            }) {
                 self.run(job, runtime, attempt: attempt)
             }
         }
@@ -491,6 +500,8 @@ public final class HotFolderService: @unchecked Sendable {
 
     private func report(_ outcome: JobOutcome) {
         activeJobs.withLock { _ = $0.remove(outcome.job) }
+        // Jobs also end off the job threads (after their last sync).
+        rescanDeferredIfDrained()
         if let board = runtimes.withLock({ $0[outcome.folder] })?.status {
             board.setWaiting(job: outcome.job, document: outcome.original, reason: nil)
             board.adjustInProgress(-1)

@@ -8,17 +8,25 @@ import Synchronization
 public final class Directory: @unchecked Sendable {
     public let descriptor: FileDescriptor
     public var path: String { descriptor.path }
-    /// The file system's device number, looked up once (UInt64.max: not yet).
-    private let deviceCache = Atomic<UInt64>(UInt64.max)
+    /// The open folder's device and inode, looked up once (they cannot change).
+    private let identityCache = Mutex<Identity?>(nil)
+
+    public struct Identity: Equatable, Sendable {
+        public var device: UInt64
+        public var inode: UInt64
+    }
+
+    /// Which folder this is: a folder made anew at the same path is another one.
+    public func identity() throws(SystemError) -> Identity {
+        if let known = identityCache.withLock({ $0 }) { return known }
+        let st = try descriptor.stat()
+        let identity = Identity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        identityCache.withLock { $0 = identity }
+        return identity
+    }
 
     /// The device of the file system the folder is on (what `syncfs` syncs).
-    public func device() throws(SystemError) -> UInt64 {
-        let known = deviceCache.load(ordering: .relaxed)
-        if known != UInt64.max { return known }
-        let device = UInt64(try descriptor.stat().st_dev)
-        deviceCache.store(device, ordering: .relaxed)
-        return device
-    }
+    public func device() throws(SystemError) -> UInt64 { try identity().device }
 
     /// Opens `path`; a symlink as its last component is refused unless
     /// `followingLink` (for a link the administrator configured).

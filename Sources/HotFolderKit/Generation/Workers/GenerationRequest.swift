@@ -8,8 +8,10 @@ struct GenerationRequest: Sendable {
     /// worker got last (it is most of a request's bytes, and the same for
     /// every document of a burst); nil: the last one.
     var folder: FolderConfiguration?
-    /// The area's `jobs/`, and the job's files in it.
+    /// The area's `jobs/` (its path, and which folder it is: a drop folder
+    /// made anew has a new one at the same path), and the job's files in it.
     var jobsDirectory: String
+    var jobsIdentity: Directory.Identity?
     var jobID: String
     var originalFile: String
     var originalName: String
@@ -30,6 +32,10 @@ extension GenerationRequest: CompactCodable {
         // no compact form of their own.
         w.optional(folder.flatMap { try? JSONEncoder().encode($0) }) { $0.raw(Array($1)) }
         w.string(jobsDirectory)
+        w.optional(jobsIdentity) { w, identity in
+            w.unsigned(identity.device)
+            w.unsigned(identity.inode)
+        }
         w.string(jobID)
         w.string(originalFile)
         w.string(originalName)
@@ -49,6 +55,7 @@ extension GenerationRequest: CompactCodable {
             folder = nil
         }
         jobsDirectory = try r.string()
+        jobsIdentity = try r.optional { r throws(CompactError) in Directory.Identity(device: try r.unsigned(), inode: try r.unsigned()) }
         jobID = try r.string()
         originalFile = try r.string()
         originalName = try r.string()

@@ -41,7 +41,8 @@ final class Generator: Sendable {
         busy.withLock { _ = $0.insert(worker.pid) }
         defer { busy.withLock { _ = $0.remove(worker.pid) } }
         // The configuration goes only to a worker that does not have it yet.
-        let request = GenerationRequest(folder: worker.folder == folder ? nil : folder, jobsDirectory: job.directory.path, jobID: job.id,
+        let request = GenerationRequest(folder: worker.folder == folder ? nil : folder, jobsDirectory: job.directory.path,
+                                        jobsIdentity: try? job.directory.identity(), jobID: job.id,
                                         originalFile: job.originalFile, originalName: job.originalName, mayHaveTicket: job.mayHaveTicket,
                                         now: now.timeIntervalSince1970, number: number)
         worker.folder = folder

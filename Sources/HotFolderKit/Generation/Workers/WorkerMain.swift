@@ -54,7 +54,10 @@ public enum WorkerMain {
         }
         let jobs: Directory
         do {
-            if let open = state.jobs, open.path == request.jobsDirectory {
+            // The folder opened for an earlier document, unless the drop folder
+            // was made anew since (same path, another folder).
+            if let open = state.jobs, open.path == request.jobsDirectory,
+               request.jobsIdentity == nil || (try? open.identity()) == request.jobsIdentity {
                 jobs = open
             } else {
                 jobs = try Directory(path: request.jobsDirectory)

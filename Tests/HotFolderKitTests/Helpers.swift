@@ -47,17 +47,25 @@ func writeFile(_ path: String, _ text: String) { writeFile(path, Array(text.utf8
 let testInstance = "test"
 
 /// The jobs of the test instance still in a drop folder's service area (their
-/// ids; `jobs/` is flat: `<id> <name>` and `<id>.<file>` per job).
+/// ids; a job is `<id> <name>` and `<id>.<file>` in a shard `jobs/0`…`jobs/f`).
 func jobFolders(of drop: String) -> [String] {
     jobIDs(in: jobsPath(of: drop))
 }
 
-/// The job ids that the names in a `jobs/` folder belong to, sorted.
+/// The job ids that the files in a `jobs/` folder's shards belong to (and
+/// job folders of the earlier layout, `jobs/<id>/`), sorted.
 func jobIDs(in jobs: String) -> [String] {
-    let ids = allEntries(in: jobs).map { name -> String in
-        String(name.prefix { $0 != " " && $0 != "." })
+    var ids = Set<String>()
+    for entry in allEntries(in: jobs) {
+        guard entry.count == 1 else {
+            ids.insert(entry)
+            continue
+        }
+        for name in allEntries(in: jobs + "/" + entry) {
+            ids.insert(String(name.prefix { $0 != " " && $0 != "." }))
+        }
     }
-    return Array(Set(ids)).sorted()
+    return ids.sorted()
 }
 
 func jobsPath(of drop: String) -> String { instancePath(of: drop) + "/jobs" }

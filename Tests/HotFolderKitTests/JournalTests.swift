@@ -189,6 +189,7 @@ final class JournalTests: XCTestCase {
         XCTAssertTrue(h.recorder.outcomes.first?.succeeded == true, h.recorder.logText)
         XCTAssertEqual(files(in: h.out), ["old layout.pdf"])
         XCTAssertEqual(files(in: h.done), ["old layout.pdf", "old layout.pdf.ticket"])
-        XCTAssertEqual(allEntries(in: jobsPath(of: h.drop)), [], "the old folder is gone")
+        XCTAssertFalse(exists(folder), "the old folder is gone")
+        XCTAssertEqual(jobFolders(of: h.drop), [])
     }
 }

@@ -365,7 +365,7 @@ final class ServiceTests: XCTestCase {
         failing.name = "lost.pdf"
         failing.failure = JobFailure(.identify, "it was not a PDF", remedy: "Drop a PDF.")
         try journal.append(failing)
-        writeFile(jobsPath(of: h.drop) + "/\(id).ticket", "copies = 2\n")
+        writeFile(area.shard(for: id).child("\(id).ticket"), "copies = 2\n")
         try FileManager.default.createDirectory(atPath: h.failed, withIntermediateDirectories: true)
         writeFile(h.failed + "/lost.pdf", "x")
         h.start()

@@ -2,27 +2,48 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// An instance's jobs in one drop folder: the flat folder `jobs/` that holds
-/// every claimed document and its files, and the journal of their steps
+/// An instance's jobs in one drop folder: the folder `jobs/` that holds every
+/// claimed document and its files, and the journal of their steps
 /// (`<drop>/.hotfolder/<instance>/{jobs/,journal}`).
 ///
-/// Flat, with no folder per job: on ext4 every inode created (and deleted)
-/// costs 0.2–0.4 ms here, as much as generating a 1-page PDF, so a document
-/// costs no inode beyond its staged output.
+/// No folder per job: on ext4 every inode created (and deleted) costs
+/// 0.2–0.4 ms here, as much as generating a 1-page PDF, so a document costs no
+/// inode beyond its staged output. The files lie in 16 shard folders
+/// (`jobs/0` … `jobs/f`, by a hash of the job id), made once: every rename
+/// into or out of a folder locks it, and with one folder for every job the
+/// job threads, the workers and the sync thread spun on that lock.
 public final class JobArea: @unchecked Sendable {
     public let jobs: Directory
+    /// `jobs/0` … `jobs/f`.
+    let shards: [Directory]
     public let journal: JournalFile
     /// The instance's folder (`<drop>/.hotfolder/<instance>`).
     public let path: String
 
-    /// The instance folder's identity (device, inode).
-    private let identity: [UInt64]
+    /// The instance folder's identity.
+    private let identity: Directory.Identity
 
-    private init(instance: Directory, identity: [UInt64]) throws(SystemError) {
+    static let shardCount = 16
+
+    private init(instance: Directory, identity: Directory.Identity) throws(SystemError) {
         path = instance.path
         self.identity = identity
-        jobs = try instance.subdirectory("jobs", create: true, mode: 0o750)
+        let jobs = try instance.subdirectory("jobs", create: true, mode: 0o750)
+        self.jobs = jobs
+        var shards: [Directory] = []
+        for i in 0..<Self.shardCount {
+            shards.append(try jobs.subdirectory(String(i, radix: 16), create: true, mode: 0o750))
+        }
+        self.shards = shards
         journal = try JournalFile(in: instance)
+    }
+
+    /// The folder that holds the files of job `id`.
+    func shard(for id: String) -> Directory {
+        // FNV-1a: stable across runs and processes (Swift's Hasher is seeded).
+        var hash: UInt32 = 2_166_136_261
+        for byte in id.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return shards[Int(hash % UInt32(Self.shardCount))]
     }
 
     private struct Weak { weak var area: JobArea? }
@@ -33,8 +54,7 @@ public final class JobArea: @unchecked Sendable {
     /// reload makes appends to the journal the old runtime's jobs still use.
     /// (A folder deleted and made anew at the same path is another folder.)
     public static func open(instance: Directory) throws(SystemError) -> JobArea {
-        let st = try instance.descriptor.stat()
-        let identity = [UInt64(st.st_dev), UInt64(st.st_ino)]
+        let identity = try instance.identity()
         return try registry.withLock { areas throws(SystemError) -> JobArea in
             if let area = areas[instance.path]?.area, area.identity == identity { return area }
             let area = try JobArea(instance: instance, identity: identity)
@@ -58,44 +78,46 @@ public final class JobArea: @unchecked Sendable {
     }
 
     /// What `jobs/` holds, by job: each job's original (its file name) and its
-    /// other files (their names in `jobs/`). Names that belong to no job
-    /// (temporary files of an interrupted write) are in `strays`.
+    /// other files (their names in the job's shard). Names that belong to no
+    /// job (temporary files of an interrupted write) are in `strays`, with
+    /// their folders.
     struct Listing {
         var originals: [String: String] = [:]
         var files: [String: [String]] = [:]
-        var strays: [String] = []
-        /// Job folders of the layout before the flat one.
+        var strays: [(folder: Directory, name: String)] = []
+        /// Job folders of the layout before this one (`jobs/<id>/`).
         var folders: [String] = []
     }
 
     func list() throws(SystemError) -> Listing {
         var listing = Listing()
-        for entry in try jobs.entries() {
-            if entry.isDirectory {
-                listing.folders.append(entry.name)
-                continue
-            }
-            switch JobFolder.parse(entry.name) {
-            case .original(let id):
-                listing.originals[id] = entry.name
-            case .file(let id):
-                listing.files[id, default: []].append(entry.name)
-            case nil:
-                listing.strays.append(entry.name)
+        for entry in try jobs.entries() where entry.isDirectory && entry.name.count > 1 {
+            listing.folders.append(entry.name)
+        }
+        for shard in shards {
+            for entry in try shard.entries() {
+                switch JobFolder.parse(entry.name) {
+                case .original(let id):
+                    listing.originals[id] = entry.name
+                case .file(let id):
+                    listing.files[id, default: []].append(entry.name)
+                case nil:
+                    listing.strays.append((shard, entry.name))
+                }
             }
         }
         return listing
     }
 }
 
-/// A claimed document's files in the area's `jobs/`: the original as
-/// `<id> <name>`, every other file of the job as `<id>` + a job-relative name
+/// A claimed document's files in its shard of the area's `jobs/`: the original
+/// as `<id> <name>`, every other file of the job as `<id>` + a job-relative name
 /// that starts with a dot (`<id>.ticket`, `<id>.out-export.pdf`, …). Staged
 /// files are named job-relative everywhere else (StagedFile.file, journal
 /// records), so the names do not depend on where the job's files are.
 public final class JobFolder: @unchecked Sendable {
     public let id: String
-    /// The folder the job's files are in (`jobs/`, shared with the other jobs).
+    /// The folder the job's files are in (its shard of `jobs/`, shared with other jobs).
     public let directory: Directory
     public let journal: Journal
     /// The original's file name, as it was dropped.
@@ -255,10 +277,10 @@ public final class JobFolder: @unchecked Sendable {
 
     /// Claims `name` from `source` by one atomic rename into the area's
     /// `jobs/`: whoever renames first owns the file; nobody else can.
-    public static func claim(_ name: String, from source: Directory, relativeFolder: String, into area: JobArea) throws(SystemError) -> ClaimResult {
-        let id = newID()
+    public static func claim(_ name: String, from source: Directory, relativeFolder: String, into area: JobArea,
+                             id: String = newID()) throws(SystemError) -> ClaimResult {
         let file = originalFile(id: id, name: name)
-        let job = JobFolder(id: id, directory: area.jobs, originalName: name, originalFile: file, journal: Journal(job: id, file: area.journal))
+        let job = JobFolder(id: id, directory: area.shard(for: id), originalName: name, originalFile: file, journal: Journal(job: id, file: area.journal))
         var record = JournalRecord(.claimed)
         record.name = name
         record.from = relativeFolder
@@ -268,7 +290,7 @@ public final class JobFolder: @unchecked Sendable {
         let nameInFile = file.utf8.count == id.utf8.count + 1 + name.utf8.count
         if !nameInFile { try job.journal.append(record, sync: true) }
         do {
-            try source.move(name, to: area.jobs, as: file, mode: .noReplace)
+            try source.move(name, to: job.directory, as: file, mode: .noReplace)
         } catch {
             if !nameInFile { job.journal.close() }
             if error.errno == ENOENT { return .vanished }
@@ -289,7 +311,7 @@ public final class JobFolder: @unchecked Sendable {
     static func reopen(id: String, originalFile: String, files: [String], in area: JobArea, records: [JournalRecord]) -> JobFolder {
         let fromFile = String(originalFile.dropFirst(id.count + 1))
         let name = records.first(where: { $0.event == .claimed })?.name ?? fromFile
-        return JobFolder(id: id, directory: area.jobs, originalName: name, originalFile: originalFile,
+        return JobFolder(id: id, directory: area.shard(for: id), originalName: name, originalFile: originalFile,
                          journal: Journal(job: id, records: records, file: area.journal), resumed: true, knownFiles: files)
     }
 }

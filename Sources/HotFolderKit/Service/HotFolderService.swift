@@ -315,9 +315,14 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         let claimed: JobFolder.ClaimResult
+        // The job is this process's before its file is in jobs/: a recovery
+        // that runs meanwhile (a reload) must never take it for a leftover.
+        let id = JobFolder.newID()
+        activeJobs.withLock { _ = $0.insert(id) }
         do {
-            claimed = try JobFolder.claim(candidate.name, from: source, relativeFolder: relative, into: runtime.area)
+            claimed = try JobFolder.claim(candidate.name, from: source, relativeFolder: relative, into: runtime.area, id: id)
         } catch {
+            activeJobs.withLock { _ = $0.remove(id) }
             if runtime.isStale {
                 watchEvent(.folderGone(path: folder.path), folder: folder.name)
                 return
@@ -326,6 +331,7 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         guard case .claimed(let job) = claimed else {
+            activeJobs.withLock { _ = $0.remove(id) }
             if runtime.isStale { watchEvent(.folderGone(path: folder.path), folder: folder.name) }
             log.log(.debug, "\(candidate.path) vanished before it was claimed (taken by another instance or removed)", folder: folder.name)
             return
@@ -334,7 +340,6 @@ public final class HotFolderService: @unchecked Sendable {
         job.mayHaveTicket = hasTicket
         if hasTicket { runtime.tickets.taken(TicketDesk.ticketPath(of: candidate)) }
         log.log(.info, "claimed \(relative.isEmpty ? candidate.name : relative + "/" + candidate.name)\(hasTicket ? " with its ticket" : "")", folder: folder.name, job: job.id)
-        activeJobs.withLock { _ = $0.insert(job.id) }
         runtime.status.adjustInProgress(1)
         if missingTicket && !hasTicket {
             let failure = JobFailure(.ticket, "no job ticket (\(candidate.name)\(JobTicket.suffix)) came within ticket-wait (\(Self.format(folder.ticketWait))), and this folder requires one (tickets = required)",
@@ -768,6 +773,10 @@ public final class HotFolderService: @unchecked Sendable {
         }
         var records: [String: [JournalRecord]] = [:]
         for (job, jobRecords) in area.journal.unfinishedJobs() { records[job] = jobRecords }
+        // Taken after the listing: a job of this process (a reload recovers
+        // while jobs run) is in it from before its file reached jobs/ until
+        // it ended, so every listed job of this process is in it, unless it
+        // ended meanwhile (then its original is gone by now).
         let active = activeJobs.withLock { $0 }
         let ids = Set(listing.originals.keys).union(listing.files.keys).union(records.keys).subtracting(active).sorted()
         for id in ids {
@@ -777,6 +786,7 @@ public final class HotFolderService: @unchecked Sendable {
                 continue
             }
             let job = JobFolder.reopen(id: id, originalFile: original, files: files, in: area, records: records[id] ?? [])
+            guard job.directory.exists(original) else { continue } // ended since the listing
             if !files.contains(job.name(Pipeline.ticketFile)), let claimed = job.journal.last(.claimed),
                let source = try? runtime.drop.descend(claimed.from ?? "") {
                 // Stopped between claiming the document and taking its ticket.
@@ -788,13 +798,13 @@ public final class HotFolderService: @unchecked Sendable {
             pool.submit { [weak self] in self?.run(job, runtime, attempt: 0) }
         }
         // Temporary files of an error report cut short.
-        for stray in listing.strays where stray.hasPrefix(".hf-error-") { try? area.jobs.remove(stray) }
+        for (folder, name) in listing.strays where name.hasPrefix(".hf-error-") { try? folder.remove(name) }
     }
 
     /// A job without an original: it had finished (or never got its file).
     /// What it left goes where its document went; then it is closed.
     private func finishLeftover(_ id: String, records: [JournalRecord], files: [String], _ runtime: FolderRuntime) {
-        let jobs = runtime.area.jobs
+        let jobs = runtime.area.shard(for: id)
         let claimedName = records.first(where: { $0.event == .claimed })?.name
         // The original reached failed/ but its reason did not: move it there too.
         if let failing = records.last(where: { $0.event == .failing }), let name = failing.name ?? claimedName,
@@ -838,7 +848,7 @@ public final class HotFolderService: @unchecked Sendable {
         for entry in entries where entry.name != oldJournal {
             // Job-relative names (dotfiles) keep their name after the id; the original is `<id> <name>`.
             let target = entry.name.hasPrefix(".") ? id + entry.name : JobFolder.originalFile(id: id, name: entry.name)
-            do { try directory.move(entry.name, to: area.jobs, as: target, mode: .noReplace) } catch { moved = false }
+            do { try directory.move(entry.name, to: area.shard(for: id), as: target, mode: .noReplace) } catch { moved = false }
         }
         guard moved else { return }
         try? directory.remove(oldJournal)
@@ -867,19 +877,24 @@ public final class HotFolderService: @unchecked Sendable {
             throw ServiceError("\(path): hidden files (names starting with a dot) are not documents; rename it")
         }
         let job: JobFolder
+        // This process's job before its file is in jobs/ (see claimAndRun).
+        let id = JobFolder.newID()
+        activeJobs.withLock { _ = $0.insert(id) }
         do {
             let source = try Directory(path: directory)
             do {
-                guard case .claimed(let j) = try JobFolder.claim(fileName, from: source, relativeFolder: "", into: runtime.area) else {
+                guard case .claimed(let j) = try JobFolder.claim(fileName, from: source, relativeFolder: "", into: runtime.area, id: id) else {
                     throw ServiceError("\(path): no such file")
                 }
                 job = j
             } catch let error as SystemError where error.errno == EXDEV {
-                job = try Self.claimByCopy(fileName, from: source, into: runtime.area)
+                job = try Self.claimByCopy(fileName, from: source, into: runtime.area, id: id)
             }
         } catch let error as ServiceError {
+            activeJobs.withLock { _ = $0.remove(id) }
             throw error
         } catch {
+            activeJobs.withLock { _ = $0.remove(id) }
             throw ServiceError("cannot take \(path): \(error)")
         }
         if let source = try? Directory(path: directory) { _ = Self.takeTicket(fileName, from: source, into: job) }
@@ -906,9 +921,8 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     /// Claims a file from another file system: copy into the job, then remove the source.
-    static func claimByCopy(_ name: String, from source: Directory, into area: JobArea) throws -> JobFolder {
-        let id = JobFolder.newID()
-        let job = JobFolder(id: id, directory: area.jobs, originalName: name, originalFile: JobFolder.originalFile(id: id, name: name),
+    static func claimByCopy(_ name: String, from source: Directory, into area: JobArea, id: String = JobFolder.newID()) throws -> JobFolder {
+        let job = JobFolder(id: id, directory: area.shard(for: id), originalName: name, originalFile: JobFolder.originalFile(id: id, name: name),
                             journal: Journal(job: id, file: area.journal))
         // Copied under a job-relative name and renamed once complete: a copy cut
         // short must not look like an original.
@@ -920,8 +934,8 @@ public final class HotFolderService: @unchecked Sendable {
         var record = JournalRecord(.claimed)
         record.name = name
         try job.journal.append(record)
-        try job.move(partial, to: area.jobs, as: job.originalFile, mode: .noReplace)
-        try area.jobs.sync()
+        try job.move(partial, to: job.directory, as: job.originalFile, mode: .noReplace)
+        try job.directory.sync()
         try source.remove(name)
         return job
     }

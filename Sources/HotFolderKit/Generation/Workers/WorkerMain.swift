@@ -34,10 +34,10 @@ public enum WorkerMain {
     static let crashMarker = ProcessInfo.processInfo.environment["HOTFOLDER_TEST_CRASH_MARKER"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// What a worker keeps between documents: the folder's configuration (sent
-    /// only when it changes) and the open `jobs/` folder.
+    /// only when it changes) and the job folders (shards) it opened.
     struct State {
         var folder: FolderConfiguration?
-        var jobs: Directory?
+        var jobs: [String: Directory] = [:]
     }
 
     static func handle(_ request: GenerationRequest, _ state: inout State) -> GenerationResponse {
@@ -56,12 +56,14 @@ public enum WorkerMain {
         do {
             // The folder opened for an earlier document, unless the drop folder
             // was made anew since (same path, another folder).
-            if let open = state.jobs, open.path == request.jobsDirectory,
+            if let open = state.jobs[request.jobsDirectory],
                request.jobsIdentity == nil || (try? open.identity()) == request.jobsIdentity {
                 jobs = open
             } else {
                 jobs = try Directory(path: request.jobsDirectory)
-                state.jobs = jobs
+                // Bounded: a few folders' 16 shards; a drop folder made anew replaces its entries.
+                if state.jobs.count >= 256 { state.jobs.removeAll() }
+                state.jobs[request.jobsDirectory] = jobs
             }
         } catch {
             return .failure(JobFailure(.generate, "the worker cannot open the job folder: \(error)", remedy: "Check the service area's permissions.", transient: true))

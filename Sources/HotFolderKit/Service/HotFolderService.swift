@@ -448,14 +448,18 @@ public final class HotFolderService: @unchecked Sendable {
         pool.handOff()
         durability.afterSync(exportFolders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
             guard let self else { return }
-            defer { self.pool.release() }
             if let failure {
+                self.pool.release()
                 _ = self.handle(JobFailure(.export, "cannot make the export durable: \(failure)",
                                            remedy: "Check the export folder's file system; the job is retried and nothing is delivered twice.", transient: true),
                                 job, runtime, warnings: warnings, attempt: attempt)
                 return
             }
-            _ = self.complete(job, runtime, delivered: outputs, warnings: warnings, attempt: attempt)
+            // On a job thread, so that the next sync starts at once.
+            let finish: @Sendable () -> Void = {
+                _ = self.complete(job, runtime, delivered: outputs, warnings: warnings, attempt: attempt)
+            }
+            if !self.pool.resume(finish) { finish() }
         }
         return nil
     }

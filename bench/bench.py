@@ -7,6 +7,8 @@ Measures, in one run and on the same fixture files:
     (bench/baseline-shell.sh) and watchdog + pikepdf (bench/baseline-watchdog.py);
   - latency from a file's arrival to its export (settle 0 and 1 s);
   - cost: peak RSS, idle CPU with 10 folders, CPU per document;
+  - rendering: poppler's own PNG save against the shim's libpng encoder
+    (bench/render-png.sh);
 then prints the tables and, unless told otherwise, writes BENCHMARKS.md.
 """
 from __future__ import annotations
@@ -320,6 +322,8 @@ class Bench:
         self.fixtures = Fixtures(self.work)
         self.results: dict = {"throughput": [], "latency": [], "idle": None, "notes": []}
         self.serial = 0
+        self.trash = os.path.join(self.work, "trash")
+        os.makedirs(self.trash, exist_ok=True)
         if self.quick:
             self.export_sizes = [50]
             self.print_sizes = [50]
@@ -345,13 +349,25 @@ class Bench:
 
     def cleanup_run(self, d: str) -> None:
         if not self.args.keep:
-            shutil.rmtree(d, ignore_errors=True)
+            self.discard(d)
+
+    def discard(self, path: str) -> None:
+        """Moves a folder aside instead of deleting it; bench/run deletes the
+        scratch folder, and so all of them, at the very end. On ext4 without a
+        journal (as on these machines) every file creation skips, one by one
+        and slowly, the inodes of its block group freed in the last ~30 s:
+        deleting one system's thousands of files right before the next
+        system's burst made each file that burst creates cost 0.4 ms instead
+        of 0.02 ms (measured), so whoever ran after a cleanup paid for it."""
+        if os.path.lexists(path):
+            self.serial += 1
+            os.rename(path, os.path.join(self.trash, f"{self.serial:04d}"))
 
     def fresh_cups(self) -> str:
         """A new private cupsd with an empty queue, so every print run starts alike."""
         sandbox = os.path.join(REPO, "scripts", "cups-sandbox")
         subprocess.run([sandbox, "stop", self.cups_dir], capture_output=True)
-        shutil.rmtree(self.cups_dir, ignore_errors=True)
+        self.discard(self.cups_dir)
         out = run([sandbox, "start", self.cups_dir, QUEUE]).stdout.strip().splitlines()[-1]
         if not out.startswith("CUPS_SERVER="):
             raise BenchError(f"cups-sandbox start said: {out}")
@@ -468,7 +484,7 @@ class Bench:
         values = dict(kv.split("=", 1) for kv in r.stdout.split())
         if int(values.get("failures", "0")) != 0:
             raise BenchError(f"hotfolder-floor failed on {values['failures']} files: {r.stdout}")
-        shutil.rmtree(out, ignore_errors=True)
+        self.discard(out)
         return {"files_per_second": float(values["files_per_second"]), "seconds": float(values["seconds"]),
                 "cpu_ms_per_doc": 1000 * cpu / len(names)}
 
@@ -646,6 +662,40 @@ class Bench:
         log(f"idle: {result['percent_of_core']:.2f} % of a core over {seconds:.1f} s (10 folders)")
         return result
 
+    # -------------------------------------------------- rendering
+
+    def rendering(self) -> dict:
+        """bench/render-png.sh: one dense A4 text page rendered at 150 dpi by
+        poppler, then encoded as PNG by poppler's own image::save and by the
+        shim's libpng encoder at several settings (median of runs, ms/page)."""
+        script = os.path.join(HERE, "render-png.sh")
+        r = subprocess.run(["sh", script], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BenchError(f"render-png.sh failed: {r.stderr.strip()[-500:]}")
+        result: dict = {"rows": []}
+        for line in r.stdout.splitlines():
+            m = re.match(r"page (\d+)x(\d+) at ([\d.]+) dpi; render \(rgb24\) ([\d.]+) ms", line)
+            if m:
+                result.update(width=int(m.group(1)), height=int(m.group(2)), dpi=float(m.group(3)), render_ms=float(m.group(4)))
+                continue
+            m = re.match(r"(.+?)\s+([\d.]+) ms\s+(-?\d+) bytes", line)
+            if m:
+                result["rows"].append({"name": m.group(1).strip(), "ms": float(m.group(2)), "bytes": int(m.group(3))})
+        # The setting the service uses, as Sources/ImageShim/Render.cpp says.
+        try:
+            with open(os.path.join(REPO, "Sources", "ImageShim", "Render.cpp")) as f:
+                source = f.read()
+            level = re.search(r"kPNGLevel = (\d+)", source)
+            filters = re.search(r"kPNGFilters = PNG_FILTER_(\w+)", source)
+            if level and filters:
+                result["used"] = f"libpng level {level.group(1)}, {filters.group(1)}"
+        except OSError:
+            pass
+        if "render_ms" not in result or not result["rows"]:
+            raise BenchError(f"render-png.sh printed nothing readable:\n{r.stdout}")
+        log(f"rendering: render {result['render_ms']:.1f} ms; " + ", ".join(f"{x['name']} {x['ms']:.1f} ms" for x in result["rows"][:3]))
+        return result
+
     # -------------------------------------------------- all
 
     def run(self) -> dict:
@@ -688,6 +738,12 @@ class Bench:
                                                     "delivered": 0, "problem": str(error).split(";")[0]})
         if wanted("idle"):
             self.results["idle"] = self.idle()
+        if wanted("rendering"):
+            try:
+                self.results["rendering"] = self.rendering()
+            except BenchError as error:
+                log(f"rendering: {error}")
+                self.results["notes"].append(f"rendering: {str(error).splitlines()[0]}")
         self.results["machine"]["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
         self.results["duration_seconds"] = time.monotonic() - t_start
         return self.results
@@ -849,6 +905,31 @@ def render(results: dict) -> str:
             out.append(f"| {name} | {settle} | {lat['delivered']}/{lat['n']} | {lat['p50']:.1f} | {lat['p99']:.1f} | {lat['max']:.1f} |")
         else:
             out.append(f"| {name} | {settle} | 0/{lat['n']} | — | — | — |")
+    rendering = results.get("rendering")
+    if rendering:
+        out.append("")
+        out.append(f"### Rendering: PNG encoding of a rendered page ({rendering['width']}×{rendering['height']}, "
+                   f"a dense A4 text page at {rendering['dpi']:g} dpi; ms per page, same run)")
+        out.append("")
+        out.append("| step | ms/page | bytes |")
+        out.append("|---|---:|---:|")
+        out.append(f"| render (poppler, rgb24), before any encoding | {rendering['render_ms']:.1f} | — |")
+        used = rendering.get("used")
+        poppler = [x for x in rendering["rows"] if x["name"].startswith("poppler")]
+        ours = next((x for x in rendering["rows"] if x["name"] == used), None)
+        for x in rendering["rows"]:
+            name = re.sub(r"^poppler::image::save png \((\w+)\)$", r"poppler's own PNG save (image::save, \1)", x["name"])
+            if x["name"] == used:
+                name = f"**our libpng encoder as used: {x['name'].removeprefix('libpng ')}**"
+            elif x["name"].startswith("libpng"):
+                name = f"our libpng encoder, {x['name'].removeprefix('libpng ')}"
+            out.append(f"| {name} | {x['ms']:.1f} | {x['bytes']:,} |")
+        if poppler and ours:
+            best = min(poppler, key=lambda x: x["ms"])
+            out.append("")
+            out.append(f"Our encoder as used takes {ours['ms']:.1f} ms per page against {best['ms']:.1f} ms for poppler's own "
+                       f"PNG save ({best['ms'] / ours['ms']:.0f}× faster), for a file {100 * ours['bytes'] / best['bytes']:.0f} % "
+                       f"the size; rendering the page itself takes {rendering['render_ms']:.1f} ms.")
     out.append("")
     out.append("### Cost")
     out.append("")
@@ -974,6 +1055,17 @@ run, not absolute numbers across runs.
 - **CPU-time view** (targets table): the baseline's CPU per document ÷ the
   service's. Wall-clock ratios move with whatever else runs on the machine (the
   load column); CPU per document moves much less.
+- **Rendering**: `bench/render-png.sh` (built with `c++` against poppler-cpp
+  and the shim's `Codecs.cpp`): one dense A4 text page rendered at 150 dpi
+  (median of 5), then PNG-encoded by poppler's `image::save` (median of 3) and
+  by the shim's libpng encoder at several levels and filters (median of 9);
+  the row in bold is the setting `Sources/ImageShim/Render.cpp` uses.
+- **Nothing is deleted while measuring**: each run's folders (and the floor's
+  outputs) are moved aside and deleted at the end. The file system here is
+  ext4 without a journal, where creating a file skips, one by one, the inodes
+  freed in the last ~30 s: after a few thousand deletions a file creation
+  costs 0.4 ms instead of 0.02 ms, so a cleanup right before a burst used to
+  slow whichever system came next (the floor and the service alike).
 """
 
 

@@ -342,12 +342,12 @@ final class FaultInjectionTests: XCTestCase {
         // The state a SIGKILL between Create-Job and Send-Document leaves.
         let pdf = rlPDF(title: "half")
         writeFile(f.staging + "/half.pdf", pdf)
-        let jobs = try Directory.create(path: f.jobs(instance: "rl"))
-        guard case .claimed(let job) = try JobFolder.claim("half.pdf", from: try Directory(path: f.staging), relativeFolder: "", into: jobs) else {
-            return XCTFail("could not make the job folder")
+        let area = try JobArea.open(path: f.instance("rl"))
+        guard case .claimed(let job) = try JobFolder.claim("half.pdf", from: try Directory(path: f.staging), relativeFolder: "", into: area) else {
+            return XCTFail("could not claim the document")
         }
         let staged = JobFolder.outputName(.print, ext: "pdf")
-        let output = try job.output.createFile(staged)
+        let output = try job.create(staged)
         try output.write(pdf)
         var facts = DocumentFacts(type: .pdf)
         facts.pages = 1

@@ -46,12 +46,52 @@ func writeFile(_ path: String, _ text: String) { writeFile(path, Array(text.utf8
 /// The instance name the test services use (`instance =` in [service]).
 let testInstance = "test"
 
-/// The job folders of the test instance still in a drop folder's service area.
+/// The jobs of the test instance still in a drop folder's service area (their
+/// ids; a job is `<id> <name>` and `<id>.<file>` in a shard `jobs/0`…`jobs/f`).
 func jobFolders(of drop: String) -> [String] {
-    allEntries(in: jobsPath(of: drop))
+    jobIDs(in: jobsPath(of: drop))
 }
 
-func jobsPath(of drop: String) -> String { drop + "/.hotfolder/\(testInstance)/jobs" }
+/// The job ids that the files in a `jobs/` folder's shards belong to (and
+/// job folders of the earlier layout, `jobs/<id>/`), sorted.
+func jobIDs(in jobs: String) -> [String] {
+    var ids = Set<String>()
+    for entry in allEntries(in: jobs) {
+        guard entry.count == 1 else {
+            ids.insert(entry)
+            continue
+        }
+        for name in allEntries(in: jobs + "/" + entry) {
+            ids.insert(String(name.prefix { $0 != " " && $0 != "." }))
+        }
+    }
+    return ids.sorted()
+}
+
+func jobsPath(of drop: String) -> String { instancePath(of: drop) + "/jobs" }
+
+/// The test instance's folder in a drop folder's service area (jobs/, journal).
+func instancePath(of drop: String) -> String { drop + "/.hotfolder/\(testInstance)" }
+
+/// The records of a journal file on disk, with their jobs' ids.
+func journalRecords(at path: String) -> [(job: String, record: JournalRecord)] {
+    JournalFile.records(in: readBytes(path))
+}
+
+/// Delivers an export like the service does: staged under temporary names,
+/// synced, placed.
+func deliverExport(_ destination: ExportDestination, _ output: StagedOutput, job: JobFolder,
+                   values: [NameTemplate.Placeholder: String]) throws -> [String] {
+    if case .delivered(let names, _) = try destination.deliver(output, job: job, values: values) { return names }
+    try job.journal.file?.flush(sync: false)
+    sync() // what the service's SyncBatcher does with syncfs
+    job.exportsDurable(job.exportsStaged)
+    guard case .delivered(let names, _) = try destination.deliver(output, job: job, values: values) else {
+        XCTFail("the export was not placed after its sync")
+        return []
+    }
+    return names
+}
 
 // MARK: - PDFs
 
@@ -255,8 +295,8 @@ final class PipelineRun {
         let config = try configuration("[folder test]\npath = drop\nexport.to = out\n" + folderLines, in: temp)
         folder = try XCTUnwrap(config.folder(named: "test"))
         writeFile(drop + "/" + name, input)
-        let jobs = try Directory.create(path: drop + "/.hotfolder/jobs")
-        guard case .claimed(let job) = try JobFolder.claim(name, from: try Directory(path: drop), relativeFolder: "", into: jobs) else {
+        let area = try JobArea.open(path: instancePath(of: drop))
+        guard case .claimed(let job) = try JobFolder.claim(name, from: try Directory(path: drop), relativeFolder: "", into: area) else {
             throw XCTSkip("claim of a file just written vanished")
         }
         self.job = job
@@ -293,7 +333,7 @@ final class PipelineRun {
     func outputPath(file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let result = try result(file: file, line: line)
         let output = try XCTUnwrap(result.outputs.first, "no output", file: file, line: line)
-        return job.output.child(output.file)
+        return job.path(output.file)
     }
 
     func outputBytes(file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {

@@ -294,8 +294,8 @@ final class PipelineTests: XCTestCase {
         let folder = try XCTUnwrap(config.folder(named: "test"))
         try TestPDF(pages: 1).write(to: temp.path + "/real.pdf")
         XCTAssertEqual(symlink(temp.path + "/real.pdf", drop + "/link.pdf"), 0)
-        let jobs = try Directory.create(path: drop + "/.hotfolder/jobs")
-        guard case .claimed(let job) = try JobFolder.claim("link.pdf", from: try Directory(path: drop), relativeFolder: "", into: jobs) else {
+        let area = try JobArea.open(path: instancePath(of: drop))
+        guard case .claimed(let job) = try JobFolder.claim("link.pdf", from: try Directory(path: drop), relativeFolder: "", into: area) else {
             return XCTFail("not claimed")
         }
         do {

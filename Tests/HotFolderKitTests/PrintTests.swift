@@ -271,9 +271,9 @@ final class PrintTests: XCTestCase {
         waitUntil(timeout: 60, "the CUPS job id in the journal") { jobIsSubmitted() }
         service.stop()
         // Forget CUPS's answer, as if the service died right before writing it.
-        let journal = try XCTUnwrap(journalPaths().first)
-        let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").filter { !$0.contains("\"printSubmitted\"") }
-        try (lines.joined(separator: "\n") + "\n").write(toFile: journal, atomically: true, encoding: .utf8)
+        let kept = journalRecords(at: journalPath).filter { $0.record.event != .printSubmitted }
+        XCTAssertTrue(kept.contains { $0.record.event == .printSubmitting }, "the job name is journaled")
+        try Data(JournalFile.bytes(of: kept)).write(to: URL(fileURLWithPath: journalPath), options: .atomic)
         let second = Recorder()
         let restarted = try makeService("print.printer = slow", recorder: second)
         restarted.start()
@@ -315,15 +315,11 @@ final class PrintTests: XCTestCase {
         XCTAssertFalse(PDFBytes.contains([UInt8](printed.document), "/Encrypt"), "printed decrypted")
     }
 
-    private func journalPaths() -> [String] {
-        let jobs = drop + "/.hotfolder/test/jobs"
-        return ((try? FileManager.default.contentsOfDirectory(atPath: jobs)) ?? []).map { "\(jobs)/\($0)/.journal" }
-    }
+    /// The journal of every job of the test instance in the drop folder.
+    private var journalPath: String { instancePath(of: drop) + "/" + JournalFile.fileName }
 
     private func jobIsSubmitted() -> Bool {
-        journalPaths().contains { path in
-            (try? String(contentsOfFile: path, encoding: .utf8))?.contains("\"printSubmitted\"") == true
-        }
+        journalRecords(at: journalPath).contains { $0.record.event == .printSubmitted }
     }
 }
 

@@ -349,7 +349,9 @@ struct RLFolders {
         for p in [drop, staging] { try? FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true) }
     }
 
-    func jobs(instance: String) -> String { drop + "/.hotfolder/\(instance)/jobs" }
+    /// An instance's folder in the drop folder's service area (jobs/, journal).
+    func instance(_ instance: String) -> String { drop + "/.hotfolder/\(instance)" }
+    func jobs(instance: String) -> String { self.instance(instance) + "/jobs" }
 
     /// Puts a file into the drop folder whole (written beside it, then renamed
     /// in), as a careful uploader does: no reader ever sees it half written.
@@ -370,13 +372,20 @@ struct RLFolders {
     /// names that are not valid UTF-8, too).
     var leftInDrop: [String] { rlRawFiles(in: drop) }
 
-    func jobFolders(instance: String) -> [String] { allEntries(in: jobs(instance: instance)) }
+    /// The jobs (ids) an instance still has in its `jobs/`.
+    func jobFolders(instance: String) -> [String] { jobIDs(in: jobs(instance: instance)) }
 
-    /// Every job folder of every instance.
+    /// Every job of every instance that still has files in its `jobs/`, as `instance/id`.
     var allJobFolders: [String] {
         allEntries(in: drop + "/.hotfolder").flatMap { instance in
-            allEntries(in: drop + "/.hotfolder/\(instance)/jobs").map { "\(instance)/\($0)" }
+            jobIDs(in: jobs(instance: instance)).map { "\(instance)/\($0)" }
         }
+    }
+
+    /// What the instance's journal says of a job, for failure messages.
+    func journal(of job: String, instance: String) -> String {
+        journalRecords(at: self.instance(instance) + "/" + JournalFile.fileName).filter { $0.job == job }
+            .map { "\($0.record.event.rawValue)\($0.record.name.map { " " + $0 } ?? "")" }.joined(separator: ", ")
     }
 
     /// The error files' texts, for failure messages.

@@ -383,7 +383,7 @@ func rlChaos(_ service: RLService, _ f: RLFolders, _ inputs: RLInputs, kills: In
         let stuck = f.allJobFolders.prefix(5).map { job -> String in
             let instance = job.split(separator: "/").first.map(String.init) ?? ""
             let id = job.split(separator: "/").last.map(String.init) ?? ""
-            return "\(job): " + readText(f.jobs(instance: instance) + "/\(id)/journal")
+            return "\(job): files \(allEntries(in: f.jobs(instance: instance)).filter { $0.hasPrefix(id) }); journal: " + f.journal(of: id, instance: instance)
         }
         XCTFail("""
             \(f.finishedCount) of \(inputs.count) finished; left in the drop folder: \(f.leftInDrop.prefix(10)); \

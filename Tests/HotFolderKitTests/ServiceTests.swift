@@ -310,8 +310,8 @@ final class ServiceTests: XCTestCase {
         let h = try ServiceHarness()
         defer { h.stop() }
         writeFile(h.drop + "/interrupted.pdf", pdf(1, pages: 2))
-        let jobs = try Directory.create(path: jobsPath(of: h.drop))
-        guard case .claimed = try JobFolder.claim("interrupted.pdf", from: try Directory(path: h.drop), relativeFolder: "", into: jobs) else {
+        let area = try JobArea.open(path: instancePath(of: h.drop))
+        guard case .claimed = try JobFolder.claim("interrupted.pdf", from: try Directory(path: h.drop), relativeFolder: "", into: area) else {
             return XCTFail("not claimed")
         }
         XCTAssertFalse(exists(h.drop + "/interrupted.pdf"))
@@ -331,8 +331,8 @@ final class ServiceTests: XCTestCase {
         let config = h.service.configuration
         let folder = try XCTUnwrap(config.folder(named: "test"))
         writeFile(h.drop + "/once.pdf", pdf(1))
-        let jobs = try Directory.create(path: jobsPath(of: h.drop))
-        guard case .claimed(let job) = try JobFolder.claim("once.pdf", from: try Directory(path: h.drop), relativeFolder: "", into: jobs) else {
+        let area = try JobArea.open(path: instancePath(of: h.drop))
+        guard case .claimed(let job) = try JobFolder.claim("once.pdf", from: try Directory(path: h.drop), relativeFolder: "", into: area) else {
             return XCTFail("not claimed")
         }
         let result = try Pipeline(folder: folder, job: job).run()
@@ -342,8 +342,8 @@ final class ServiceTests: XCTestCase {
         let sharing = try XCTUnwrap(folder.export)
         let out = try Directory.create(path: h.out)
         let values = Pipeline(folder: folder, job: job).templateValues(result.facts)
-        let delivered = try ExportDestination(sharing: sharing, folder: out, durability: h.service.durability).deliver(try XCTUnwrap(result.outputs.first), job: job, values: values)
-        XCTAssertEqual(delivered.names, ["once.pdf"])
+        let delivered = try deliverExport(ExportDestination(sharing: sharing, folder: out), try XCTUnwrap(result.outputs.first), job: job, values: values)
+        XCTAssertEqual(delivered, ["once.pdf"])
         // ... and here the earlier run stopped.
         h.start()
         h.waitForOutcomes(1)
@@ -356,19 +356,22 @@ final class ServiceTests: XCTestCase {
     func testFinishedJobLeftoversAreCleanedUp() throws {
         let h = try ServiceHarness()
         defer { h.stop() }
-        // A job folder whose original already went to failed/ but whose error file is missing.
-        let jobs = try Directory.create(path: jobsPath(of: h.drop))
-        let dir = try jobs.subdirectory("20240101T000000-leftover", create: true)
-        let journal = try Journal(in: dir)
+        // A job whose original already went to failed/ but whose error file is
+        // missing: its records are in the journal, nothing of it in jobs/ but a ticket.
+        let area = try JobArea.open(path: instancePath(of: h.drop))
+        let id = "20240101T000000-leftover"
+        let journal = Journal(job: id, file: area.journal)
         var failing = JournalRecord(.failing)
         failing.name = "lost.pdf"
         failing.failure = JobFailure(.identify, "it was not a PDF", remedy: "Drop a PDF.")
         try journal.append(failing)
+        writeFile(area.shard(for: id).child("\(id).ticket"), "copies = 2\n")
         try FileManager.default.createDirectory(atPath: h.failed, withIntermediateDirectories: true)
         writeFile(h.failed + "/lost.pdf", "x")
         h.start()
-        waitUntil(timeout: 30, "the leftover job folder is removed") { jobFolders(of: h.drop).isEmpty }
+        waitUntil(timeout: 30, "the leftover job to be closed") { jobFolders(of: h.drop).isEmpty && area.journal.unfinishedJobs().isEmpty }
         XCTAssertTrue(h.errorText(for: "lost.pdf").contains("it was not a PDF"))
+        XCTAssertEqual(readText(h.failed + "/lost.pdf.ticket"), "copies = 2\n", "the ticket went where its document went")
     }
 
     // MARK: - one-shot processing

@@ -57,9 +57,11 @@ public final class Logger: Sendable {
         self.toStandardError = toStandardError
     }
 
-    public func log(_ level: LogLevel, _ message: String, folder: String? = nil, job: String? = nil) {
+    /// The message is built only when its level is logged: at `warning`, a
+    /// burst's per-document info lines cost nothing.
+    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, folder: String? = nil, job: String? = nil) {
         guard level >= self.level else { return }
-        let entry = LogEntry(time: Date(), level: level, folder: folder, job: job, message: message)
+        let entry = LogEntry(time: Date(), level: level, folder: folder, job: job, message: message())
         if toStandardError {
             let line = entry.description + "\n"
             lock.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) }

@@ -1,11 +1,19 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// The export folder as a feature source: it exists (or can be made), is a
 /// folder, is writable by the service and has at least `export.min-free` free.
 final class ExportFolderHealth: ProbedSource, @unchecked Sendable {
     let path: String
     let minFree: Int64
+    /// When the folder last said yes (monotonic seconds).
+    private let lastYes = Mutex<Double?>(nil)
+    /// How long a yes is taken as it is. Asked for every document, the
+    /// folder's stat, access and statvfs were a tenth of the service's system
+    /// calls in a burst; a folder that breaks within this time fails the
+    /// export itself, which waits and retries just the same.
+    static let yesHolds = 1.0
 
     init(path: String, minFree: Int64) {
         self.path = path
@@ -14,6 +22,20 @@ final class ExportFolderHealth: ProbedSource, @unchecked Sendable {
     }
 
     override func probe() -> Availability {
+        let now = Self.monotonic()
+        if let yes = lastYes.withLock({ $0 }), now - yes < Self.yesHolds { return .available }
+        let answer = ask()
+        lastYes.withLock { $0 = answer == .available ? now : nil }
+        return answer
+    }
+
+    private static func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    private func ask() -> Availability {
         var st = stat()
         // Where the space is measured: the folder, or where it will be made.
         var measured = path

@@ -51,11 +51,11 @@ struct OutputStager {
             // An image: converted once, then generated from like a dropped PDF.
             let converted: FileDescriptor
             do {
-                let output = try job.output.createFile(Pipeline.convertedFile)
+                let output = try job.create(Pipeline.convertedFile)
                 temporaries.append(Pipeline.convertedFile)
                 let pages = try ImageConverter.convertToPDF(input, description: job.originalName, output: output)
                 facts.pages = pages
-                converted = try job.output.openForReading(Pipeline.convertedFile)
+                converted = try job.openForReading(Pipeline.convertedFile)
             } catch let error as ImageError {
                 throw JobFailure(.open, "the image cannot be converted to PDF: \(error.message)", remedy: "Open it in an image viewer, save it anew (JPEG, PNG or TIFF) and drop that.")
             } catch {
@@ -88,7 +88,7 @@ struct OutputStager {
 
     mutating func finish() {
         if let document { warnings += document.warnings }
-        for file in temporaries { try? job.output.remove(file) }
+        for file in temporaries { try? job.remove(file) }
     }
 
     /// Generates what `sharing` asks for with `options` into staged files.
@@ -99,7 +99,7 @@ struct OutputStager {
         if options.format == .original {
             let file = JobFolder.outputName(kind, ext: "original")
             do {
-                let copy = try job.output.createFile(file)
+                let copy = try job.create(file)
                 try copy.copyContents(of: input)
             } catch {
                 throw JobFailure(.generate, "cannot copy the original: \(error)", remedy: "Check free space and permissions of \(folder.serviceArea).", transient: error.isTransient)
@@ -136,8 +136,8 @@ struct OutputStager {
         do {
             // Not synced here: the destination makes it durable (in a group
             // commit) before it is published under its final name.
-            let generated = try job.output.createFile(pdfFile)
-            let append = try summaryFile.map { file throws(SystemError) in try job.output.openForReading(file) }
+            let generated = try job.create(pdfFile)
+            let append = try summaryFile.map { file throws(SystemError) in try job.openForReading(file) }
             try document.generate(pages: indexes.count == facts.pages ? nil : indexes, annotations: mode, title: title, output: generated, append: append)
         } catch let error as PDFError {
             if error.kind == .outOfMemory { throw Pipeline.outOfMemory }
@@ -147,7 +147,7 @@ struct OutputStager {
         } catch {
             throw JobFailure(.generate, "\(error)", remedy: "Drop the document again.")
         }
-        if let summaryFile { try? job.output.remove(summaryFile) }
+        if let summaryFile { try? job.remove(summaryFile) }
         if facts.signed && options.annotations != .embed {
             warnings.append("the document is digitally signed; the generated copy no longer carries a valid signature")
         }
@@ -163,7 +163,7 @@ struct OutputStager {
         }
         if kind == .export && sharing.preview {
             do {
-                let generated = try job.output.openForReading(pdfFile)
+                let generated = try job.openForReading(pdfFile)
                 output.files.append(try preview(from: generated, password: nil, kind: kind))
             } catch let failure as JobFailure {
                 throw failure
@@ -190,7 +190,7 @@ struct OutputStager {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
             let data = (try? encoder.encode(records)) ?? Data("[]".utf8)
-            try job.output.createFile(listFile).write(Array(data) + [UInt8(ascii: "\n")])
+            try job.create(listFile).write(Array(data) + [UInt8(ascii: "\n")])
         } catch {
             throw JobFailure(.generate, "cannot write the annotation list: \(error)", remedy: "Check free space and permissions of \(folder.serviceArea).", transient: error.isTransient)
         }
@@ -204,7 +204,7 @@ struct OutputStager {
         do {
             let heading = title ?? facts.title ?? job.originalName
             let result = try SummaryPages.write(records, title: heading, pageWidth: size.width, pageHeight: size.height,
-                                                to: try job.output.createFile(pagesFile))
+                                                to: try job.create(pagesFile))
             temporaries.append(pagesFile)
             if result.unshownCharacters > 0 {
                 warnings.append("\(result.unshownCharacters) character(s) in the annotation summary could not be shown: no installed font covers them (they appear as boxes; the annotations' JSON list has the exact text)")
@@ -221,14 +221,14 @@ struct OutputStager {
     private func images(from pdfFile: String, sharing: SharingConfiguration, indexes: [Int], facts: DocumentFacts) throws(JobFailure) -> [StagedFile] {
         let kind = sharing.destination
         do {
-            let renderer = try PageRenderer.open(try job.output.openForReading(pdfFile), description: job.originalName, password: nil)
+            let renderer = try PageRenderer.open(try job.openForReading(pdfFile), description: job.originalName, password: nil)
             var files: [StagedFile] = []
             for i in 0..<renderer.pageCount {
                 // Summary pages follow the selected ones: they count on from the document's end.
                 let page = i < indexes.count ? indexes[i] + 1 : facts.pages + (i - indexes.count) + 1
                 let file = JobFolder.outputName(kind, ext: "p\(page).\(sharing.imageType.ext)")
                 try renderer.render(page: i, type: sharing.imageType, dpi: sharing.imageDPI, quality: sharing.imageQuality,
-                                    to: try job.output.createFile(file))
+                                    to: try job.create(file))
                 files.append(StagedFile(file: file, role: .page, page: page))
             }
             return files
@@ -244,7 +244,7 @@ struct OutputStager {
         let file = JobFolder.outputName(kind, ext: "preview.png")
         do {
             let renderer = try PageRenderer.open(pdf, description: job.originalName, password: password)
-            try renderer.render(page: 0, type: .png, dpi: 72, quality: 90, fitWithin: Self.previewSize, to: try job.output.createFile(file))
+            try renderer.render(page: 0, type: .png, dpi: 72, quality: 90, fitWithin: Self.previewSize, to: try job.create(file))
         } catch let error as ImageError {
             throw JobFailure(.generate, "cannot render the preview: \(error.message)", remedy: "Set export.preview = no for this folder, or drop the document again.")
         } catch {

@@ -85,19 +85,21 @@ public struct Pipeline {
 
     /// The job's ticket, moved into the job folder with the document.
     public static let ticketFile = ".ticket"
-    /// An image document converted to PDF, generated from like a dropped PDF.
-    static let convertedFile = ".converted.pdf"
+    /// An image document converted to PDF, generated from like a dropped PDF
+    /// (named like a staged output, so that the leftovers of an interrupted
+    /// generation are removed with them).
+    static let convertedFile = JobFolder.outputPrefix + "converted.pdf"
 
     public func run() throws(JobFailure) -> PipelineResult {
         let name = job.originalName
         // The type is checked before opening (opening a device can have effects)
         // and again on the descriptor (the name could be swapped in between).
-        if let before = try? job.input.status(name), let problem = Self.notARegularFile(before) {
+        if let before = try? job.directory.status(job.originalFile), let problem = Self.notARegularFile(before) {
             throw JobFailure(.identify, "\"\(name)\" is \(problem); only regular files are documents", remedy: "Drop a regular file.")
         }
         let input: FileDescriptor
         do {
-            input = try job.input.openForReading(name)
+            input = try job.directory.openForReading(job.originalFile)
         } catch {
             if error.errno == ELOOP {
                 throw JobFailure(.identify, "\"\(name)\" is a symbolic link; only regular files are documents", remedy: "Drop the file itself, not a link to it.")
@@ -191,12 +193,12 @@ public struct Pipeline {
 
     /// The job ticket, if one came with the document.
     func readTicket() throws(JobFailure) -> JobTicket? {
-        guard job.directory.exists(Self.ticketFile) else { return nil }
+        guard job.mayHaveTicket else { return nil }
         let notAFile = JobFailure(.ticket, "the job ticket is not a plain file (a link, a hard link, a FIFO or a device); it was not read",
                                   remedy: "Drop the ticket itself as a regular file, then the document again.")
         let bytes: [UInt8]
         do {
-            let file = try job.directory.openForReading(Self.ticketFile)
+            let file = try job.openForReading(Self.ticketFile)
             // Checked on the descriptor before reading: a ticket that is another
             // name of some file must not have that file's lines quoted in an error.
             let st = try file.stat()
@@ -205,6 +207,8 @@ public struct Pipeline {
         } catch let failure as JobFailure {
             throw failure
         } catch let error as SystemError {
+            // Most documents come without one: opening is the one look needed.
+            if error.errno == ENOENT { return nil }
             if error.errno == ELOOP { throw notAFile }
             throw JobFailure(.ticket, "cannot read the job ticket: \(error)", remedy: "Drop the document and its ticket again.", transient: error.isTransient)
         } catch {

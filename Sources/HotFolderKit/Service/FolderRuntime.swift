@@ -7,7 +7,8 @@ import Synchronization
 final class FolderRuntime: @unchecked Sendable {
     let config: FolderConfiguration
     let drop: Directory
-    let jobs: Directory
+    /// The instance's claimed jobs and their journal.
+    let area: JobArea
     let settler: Settler
     let tickets: TicketDesk
     /// An output folder (done, failed, export) as this runtime knows it.
@@ -16,6 +17,9 @@ final class FolderRuntime: @unchecked Sendable {
         var directory: Directory?
         /// It was a symlink when first opened: the administrator's link, followed.
         var followsLink: Bool
+        /// The open folder's device and inode, taken when it was opened (it
+        /// is compared with the path's for every document).
+        var identity: (dev: UInt64, ino: UInt64)?
     }
 
     private let outputs = Mutex<[String: OutputFolder]>([:])
@@ -58,15 +62,15 @@ final class FolderRuntime: @unchecked Sendable {
         }
         self.features = features
         drop = try Directory(path: config.path)
-        let area = try drop.subdirectory(FolderConfiguration.serviceAreaName, create: true, mode: 0o750)
+        let serviceArea = try drop.subdirectory(FolderConfiguration.serviceAreaName, create: true, mode: 0o750)
         // Each instance (one per machine on a shared folder) has its own jobs:
         // claiming is a rename into them, so no two instances own one file.
-        let own = try area.subdirectory(service.instance, create: true, mode: 0o750)
+        let own = try serviceArea.subdirectory(service.instance, create: true, mode: 0o750)
         lock = try own.openForAppending("lock")
         guard flock(lock.rawValue, LOCK_EX | LOCK_NB) == 0 else {
             throw SystemError("lock (another hotfolder with instance \"\(service.instance)\" serves this folder)", path: own.child("lock"))
         }
-        jobs = try own.subdirectory("jobs", create: true, mode: 0o750)
+        self.area = try JobArea.open(instance: own)
         status = StatusBoard(folder: config, instance: service.instance, directory: own)
         let saved = (try? own.openForReading("counter")).flatMap { try? $0.readAll(limit: 64) }
             .flatMap { Int(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
@@ -92,9 +96,9 @@ final class FolderRuntime: @unchecked Sendable {
     /// symlink since is refused, so a swapped folder cannot redirect a write.
     func outputFolder(_ path: String) throws(SystemError) -> Directory {
         let known = outputs.withLock { $0[path] }
-        if let d = known?.directory {
+        if let d = known?.directory, let held = known?.identity {
             var now = Glibc.stat()
-            if stat(path, &now) == 0, let held = try? d.descriptor.stat(), Self.same(held, now) { return d }
+            if stat(path, &now) == 0, UInt64(now.st_dev) == held.dev, UInt64(now.st_ino) == held.ino { return d }
         }
         var link = Glibc.stat()
         let isLink = lstat(path, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK
@@ -103,7 +107,8 @@ final class FolderRuntime: @unchecked Sendable {
             throw SystemError("use \(path) (it has become a symbolic link since the service opened it; not followed)", path: path, errno: ELOOP)
         }
         let d = try Directory.create(path: path, followingLink: follow)
-        outputs.withLock { $0[path] = OutputFolder(directory: d, followsLink: follow) }
+        let identity = (try? d.descriptor.stat()).map { (dev: UInt64($0.st_dev), ino: UInt64($0.st_ino)) }
+        outputs.withLock { $0[path] = OutputFolder(directory: d, followsLink: follow, identity: identity) }
         return d
     }
 

@@ -126,20 +126,38 @@ public final class HotFolderService: @unchecked Sendable {
         tracker.stopAll()
         pool.shutdown(discardQueued: true)
         let timeout = configuration.shutdownTimeout
-        if !pool.waitUntilIdle(timeout: timeout) {
-            log.log(.warning, "\(pool.pending) job(s) still running after shutdown-timeout (\(Self.format(timeout))); they resume at the next start")
+        if !waitUntilDrained(timeout: timeout) {
+            log.log(.warning, "\(pendingJobs) job(s) still running after shutdown-timeout (\(Self.format(timeout))); they resume at the next start")
             // A worker must not go on writing into a job the next start redoes.
             generator.killBusyWorkers()
         }
         generator.shutdown()
-        for runtime in runtimes { runtime.releaseLock() }
+        for runtime in runtimes {
+            // What the journal holds back in memory (steps that need no sync)
+            // is written, so the next start does not look at finished jobs again.
+            try? runtime.area.journal.flush(sync: false)
+            runtime.area.retire()
+            runtime.releaseLock()
+        }
         log.log(.info, "stopped")
         stopped.signal()
     }
 
     var isStopping: Bool { state.withLock { $0.stopping } }
 
+    /// Waits until no job runs on a job thread or waits for a sync (a job
+    /// goes back and forth between the two); false when `timeout` passed first.
+    private func waitUntilDrained(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while pool.pending > 0 || !durability.isIdle {
+            if Date() >= deadline { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+
     /// Jobs queued or running (for tests and status).
+    /// (Jobs that wait for a sync off the job threads count too.)
     public var pendingJobs: Int { pool.pending }
 
     /// Documents of a folder that wait for their job ticket.
@@ -263,7 +281,7 @@ public final class HotFolderService: @unchecked Sendable {
 
     private func enqueue(_ candidate: Candidate, folder: String, missingTicket: Bool = false) {
         guard !isStopping else { return }
-        if pool.pending >= maxQueuedDocuments {
+        if pendingJobs >= maxQueuedDocuments {
             let first = deferredFolders.withLock { $0.insert(folder).inserted }
             if first {
                 log.log(.info, "more than \(maxQueuedDocuments) documents wait; the rest stay in the folder until the queue drains", folder: folder)
@@ -278,7 +296,7 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     private func rescanDeferredIfDrained() {
-        guard pool.pending <= maxQueuedDocuments / 2 else { return }
+        guard pendingJobs <= maxQueuedDocuments / 2 else { return }
         let folders = deferredFolders.withLock { d -> Set<String> in
             defer { d.removeAll() }
             return d
@@ -301,9 +319,14 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         let claimed: JobFolder.ClaimResult
+        // The job is this process's before its file is in jobs/: a recovery
+        // that runs meanwhile (a reload) must never take it for a leftover.
+        let id = JobFolder.newID()
+        activeJobs.withLock { _ = $0.insert(id) }
         do {
-            claimed = try JobFolder.claim(candidate.name, from: source, relativeFolder: relative, into: runtime.jobs)
+            claimed = try JobFolder.claim(candidate.name, from: source, relativeFolder: relative, into: runtime.area, id: id)
         } catch {
+            activeJobs.withLock { _ = $0.remove(id) }
             if runtime.isStale {
                 watchEvent(.folderGone(path: folder.path), folder: folder.name)
                 return
@@ -312,14 +335,15 @@ public final class HotFolderService: @unchecked Sendable {
             return
         }
         guard case .claimed(let job) = claimed else {
+            activeJobs.withLock { _ = $0.remove(id) }
             if runtime.isStale { watchEvent(.folderGone(path: folder.path), folder: folder.name) }
             log.log(.debug, "\(candidate.path) vanished before it was claimed (taken by another instance or removed)", folder: folder.name)
             return
         }
         let hasTicket = Self.takeTicket(candidate.name, from: source, into: job)
+        job.mayHaveTicket = hasTicket
         if hasTicket { runtime.tickets.taken(TicketDesk.ticketPath(of: candidate)) }
         log.log(.info, "claimed \(relative.isEmpty ? candidate.name : relative + "/" + candidate.name)\(hasTicket ? " with its ticket" : "")", folder: folder.name, job: job.id)
-        activeJobs.withLock { _ = $0.insert(job.id) }
         runtime.status.adjustInProgress(1)
         if missingTicket && !hasTicket {
             let failure = JobFailure(.ticket, "no job ticket (\(candidate.name)\(JobTicket.suffix)) came within ticket-wait (\(Self.format(folder.ticketWait))), and this folder requires one (tickets = required)",
@@ -341,13 +365,17 @@ public final class HotFolderService: @unchecked Sendable {
         var number = job.journal.last(.generated)?.number
         if let generated = job.journal.last(.generated)?.result,
            generated.outputs.allSatisfy({ output in output.files.allSatisfy { staged in
-               job.output.exists(staged.file) || job.journal.last(.exported, destination: output.destination, item: staged.file) != nil
-                   || job.journal.last(.exporting, destination: output.destination, item: staged.file) != nil } }) {
+               job.journal.last(.exported, destination: output.destination, item: staged.file) != nil
+                   || job.journal.last(.exporting, destination: output.destination, item: staged.file) != nil || job.exists(staged.file) } }) {
             result = generated
         } else {
             // Leftovers of an interrupted generation are redone from the original.
-            job.removeOutputs()
-            let assigned = number ?? runtime.nextNumber()
+            // (A job just claimed has none: no need to look.)
+            if job.mayHaveLeftovers { job.removeOutputs() }
+            job.mayHaveLeftovers = true
+            // A number is taken (and the counter file written) only where a
+            // name or title shows it.
+            let assigned = number ?? (Self.usesCounter(folder) ? runtime.nextNumber() : nil)
             number = assigned
             do {
                 result = try generator.generate(folder: folder, job: job, now: claimedAt, number: assigned)
@@ -366,6 +394,7 @@ public final class HotFolderService: @unchecked Sendable {
         }
         let values = Pipeline(folder: folder, job: job, now: claimedAt, number: number).templateValues(result.facts)
         var delivered: [String] = []
+        var exportFolders: [Directory] = []
         for output in result.outputs {
             guard let sharing = folder.destinations.first(where: { $0.destination == output.destination }) else { continue }
             // The print destination asks the printer itself, right before submitting.
@@ -381,8 +410,12 @@ public final class HotFolderService: @unchecked Sendable {
                     do { exportFolder = try runtime.outputFolder(sharing.exportFolder) } catch {
                         throw JobFailure(.export, "cannot open the export folder: \(error)", remedy: "Create \(sharing.exportFolder) or make it writable for the service; the document waits and is retried.", transient: true)
                     }
-                    let (names, now) = try ExportDestination(sharing: sharing, folder: exportFolder, durability: durability).deliver(output, job: job, values: values)
+                    guard case .delivered(let names, let now) = try ExportDestination(sharing: sharing, folder: exportFolder).deliver(output, job: job, values: values) else {
+                        awaitExportSync(job, runtime, [job.directory, exportFolder], warnings: result.warnings, attempt: attempt)
+                        return nil
+                    }
                     delivered += names.map { exportFolder.child($0) }
+                    exportFolders.append(exportFolder)
                     runtime.status.setDestination(.export, available: true)
                     if now {
                         let what = names.count == 1 ? names[0] : "\(names[0]) and \(names.count - 1) more"
@@ -410,19 +443,80 @@ public final class HotFolderService: @unchecked Sendable {
                 return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
             }
         }
+        guard !exportFolders.isEmpty else {
+            return complete(job, runtime, delivered: delivered, warnings: result.warnings, attempt: attempt)
+        }
+        // The exports' final names are durable before the original leaves the
+        // job: a crash must not find the job finished and an export missing.
+        // That sync is shared with other documents, and this thread does not
+        // wait for it: the sync's thread finishes the job once it is done.
+        let (outputs, warnings) = (delivered, result.warnings)
+        pool.handOff()
+        durability.afterSync(exportFolders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
+            guard let self else { return }
+            if let failure {
+                self.pool.release()
+                _ = self.handle(JobFailure(.export, "cannot make the export durable: \(failure)",
+                                           remedy: "Check the export folder's file system; the job is retried and nothing is delivered twice.", transient: true),
+                                job, runtime, warnings: warnings, attempt: attempt)
+                return
+            }
+            // On a job thread, so that the next sync starts at once.
+            let finish: @Sendable () -> Void = {
+                _ = self.complete(job, runtime, delivered: outputs, warnings: warnings, attempt: attempt)
+            }
+            if !self.pool.resume(finish) { finish() }
+        }
+        return nil
+    }
+
+    /// The export's files wait under their temporary names for a sync; the
+    /// job goes on (placing them) once it is done, on a job thread, before
+    /// documents not yet claimed. This thread does not wait: it takes the
+    /// next document meanwhile.
+    private func awaitExportSync(_ job: JobFolder, _ runtime: FolderRuntime, _ folders: [Directory], warnings: [String], attempt: Int) {
+        let staged = job.exportsStaged
+        // Still pending (and counted against maxQueuedDocuments) while it waits.
+        pool.handOff()
+        durability.afterSync(folders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
+            guard let self else { return }
+            if let failure {
+                self.pool.release()
+                _ = self.handle(JobFailure(.export, "cannot make the staged export durable: \(failure)",
+                                           remedy: "Check the file system of the export folder and of the drop folder; the job is retried and nothing is delivered twice.", transient: true),
+                                job, runtime, warnings: warnings, attempt: attempt)
+                return
+            }
+            job.exportsDurable(staged)
+            // While the service stops the job threads take nothing new: the
+            // job is finished here (it does not wait for a sync on this thread).
+            if !self.pool.resume({
+                self.run(job, runtime, attempt: attempt)
+                self.rescanDeferredIfDrained()
+            }) {
+                self.run(job, runtime, attempt: attempt)
+            }
+        }
+    }
+
+    /// Moves the original on and reports the job's outcome.
+    private func complete(_ job: JobFolder, _ runtime: FolderRuntime, delivered: [String], warnings: [String], attempt: Int) -> JobOutcome? {
+        let folder = runtime.config
         do {
             let now = try finish(job, runtime)
-            let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: delivered, failure: nil, warnings: result.warnings)
+            let outcome = JobOutcome(folder: folder.name, job: job.id, original: job.originalName, originalNow: now, delivered: delivered, failure: nil, warnings: warnings)
             log.log(.info, "done: \(job.originalName) → \(now ?? "deleted")", folder: folder.name, job: job.id)
             report(outcome)
             return outcome
         } catch {
-            return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
+            return handle(error, job, runtime, warnings: warnings, attempt: attempt)
         }
     }
 
     private func report(_ outcome: JobOutcome) {
         activeJobs.withLock { _ = $0.remove(outcome.job) }
+        // Jobs also end off the job threads (after their last sync).
+        rescanDeferredIfDrained()
         if let board = runtimes.withLock({ $0[outcome.folder] })?.status {
             board.setWaiting(job: outcome.job, document: outcome.original, reason: nil)
             board.adjustInProgress(-1)
@@ -478,6 +572,11 @@ public final class HotFolderService: @unchecked Sendable {
         }
     }
 
+    /// Whether a folder's names or titles use its counter ({n}).
+    static func usesCounter(_ folder: FolderConfiguration) -> Bool {
+        folder.destinations.contains { $0.name.uses(.n) || $0.title?.uses(.n) == true }
+    }
+
     /// Whether the journal shows a destination's delivery under way or done:
     /// then it is finished whatever the sources say now.
     static func started(_ destination: DestinationKind, _ journal: Journal) -> Bool {
@@ -512,33 +611,33 @@ public final class HotFolderService: @unchecked Sendable {
         return outcome
     }
 
-    /// Moves the original to done/ (or deletes it) and removes the job folder.
+    /// Moves the original to done/ (or deletes it) and removes the job's files.
     private func finish(_ job: JobFolder, _ runtime: FolderRuntime) throws(JobFailure) -> String? {
         let folder = runtime.config
         var record = JournalRecord(.finished)
         var now: String?
+        var ticketLeft = false
         do {
             if folder.afterSuccess == .delete {
-                try job.input.remove(job.originalName)
+                try job.directory.remove(job.originalFile)
+                ticketLeft = true
+                try job.journal.append(record, sync: false)
             } else {
                 let done = try runtime.outputFolder(folder.doneFolder)
                 // No sync needed: if the move is lost in a crash, the original is back
                 // in the job and the journal (export recorded) finishes it again.
-                let name = try Self.moveNumbered(job.originalName, from: job.input, to: done)
+                let name = try Self.moveNumbered(job.originalFile, as: job.originalName, from: job.directory, to: done)
                 record.name = name
                 now = done.child(name)
                 try job.journal.append(record, sync: false)
-                Self.moveTicket(of: job.directory, beside: name, in: done)
-            }
-            if folder.afterSuccess == .delete {
-                try? job.directory.remove(Pipeline.ticketFile)
-                try job.journal.append(record, sync: false)
+                ticketLeft = job.mayHaveTicket && !Self.moveTicket(of: job, beside: name, in: done)
             }
         } catch {
             throw JobFailure(.finish, "the document was delivered, but the original cannot be moved to \(folder.doneFolder): \(error)",
                              remedy: "Make the done folder writable for the service; the move is retried and nothing is delivered twice.", transient: true)
         }
-        try? runtime.jobs.removeTree(job.id)
+        job.removeFiles(ticket: ticketLeft)
+        job.journal.close()
         return now
     }
 
@@ -550,19 +649,22 @@ public final class HotFolderService: @unchecked Sendable {
             let failed = try runtime.outputFolder(folder.failedFolder)
             // The reason is written beside the original in the job first, so a
             // crash between the two moves cannot leave an original without it.
-            try Self.writeErrorFile(named: Self.pendingErrorFile, in: job.directory,
+            try Self.writeErrorFile(named: job.name(Self.pendingErrorFile), in: job.directory,
                                     text: ErrorReport.text(original: job.originalName, folder: folder, job: job.id, failure: failure, warnings: warnings))
             try job.journal.append(record)
-            let name = try Self.moveNumbered(job.originalName, from: job.input, to: failed)
+            let name = try Self.moveNumbered(job.originalFile, as: job.originalName, from: job.directory, to: failed)
             record.name = name
             try? job.journal.append(record, sync: false)
-            try job.directory.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
-            Self.moveTicket(of: job.directory, beside: name, in: failed)
+            try job.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
+            let ticketLeft = !Self.moveTicket(of: job, beside: name, in: failed)
             try failed.sync()
-            try? runtime.jobs.removeTree(job.id)
+            // A generation cut short (a worker that crashed) leaves staged files no record names.
+            if job.mayHaveLeftovers { job.removeOutputs() }
+            job.removeFiles(ticket: ticketLeft)
+            job.journal.close()
             return failed.child(name)
         } catch {
-            log.log(.error, "cannot move \(job.originalName) to \(folder.failedFolder): \(error); it stays safe in \(runtime.jobs.child(job.id)) and is retried at the next start", folder: folder.name, job: job.id)
+            log.log(.error, "cannot move \(job.originalName) to \(folder.failedFolder): \(error); it stays safe in \(job.directory.child(job.originalFile)) and is retried at the next start", folder: folder.name, job: job.id)
             return nil
         }
     }
@@ -593,13 +695,18 @@ public final class HotFolderService: @unchecked Sendable {
     /// Moves `name` into `target`, as `name (2)` etc. when taken (shortened
     /// where the number would pass 255 bytes); never overwrites.
     static func moveNumbered(_ name: String, from source: Directory, to target: Directory) throws(SystemError) -> String {
+        try moveNumbered(name, as: name, from: source, to: target)
+    }
+
+    /// Moves `file` from `source` into `target` as `name`, numbered like above.
+    static func moveNumbered(_ file: String, as name: String, from source: Directory, to target: Directory) throws(SystemError) -> String {
         var n = 1
         while true {
             let limit = 255
             let candidate = n == 1 ? FileNameSanitizer.fitting(name, limit: limit)
                 : FileNameSanitizer.numbered(FileNameSanitizer.fitting(name, limit: limit - " (\(n))".utf8.count), n)
             do {
-                try source.move(name, to: target, as: candidate, mode: .noReplace)
+                try source.move(file, to: target, as: candidate, mode: .noReplace)
                 return candidate
             } catch {
                 guard error.errno == EEXIST, n < 100_000 else { throw error }
@@ -613,20 +720,33 @@ public final class HotFolderService: @unchecked Sendable {
     /// Moves `<name>.ticket` from the drop folder into the job; true when it came.
     static func takeTicket(_ name: String, from source: Directory, into job: JobFolder) -> Bool {
         let ticket = name + JobTicket.suffix
-        guard source.exists(ticket) else { return false }
         do {
-            try source.move(ticket, to: job.directory, as: Pipeline.ticketFile, mode: .noReplace)
+            // Tried without looking first: most documents come without one,
+            // and the failed rename is the one look needed.
+            try source.move(ticket, to: job.directory, as: job.name(Pipeline.ticketFile), mode: .noReplace)
             return true
         } catch {
-            return job.directory.exists(Pipeline.ticketFile)
+            return error.errno != ENOENT && job.exists(Pipeline.ticketFile)
         }
     }
 
-    /// Moves a job's ticket to `<name>.ticket` beside its document.
-    static func moveTicket(of directory: Directory, beside name: String, in target: Directory) {
-        guard directory.exists(Pipeline.ticketFile) else { return }
+    /// Moves a job's ticket to `<name>.ticket` beside its document; false
+    /// when a ticket is still in the job (it could not be moved).
+    @discardableResult
+    static func moveTicket(of job: JobFolder, beside name: String, in target: Directory) -> Bool {
+        moveTicket(job.name(Pipeline.ticketFile), from: job.directory, beside: name, in: target)
+    }
+
+    @discardableResult
+    static func moveTicket(_ file: String, from directory: Directory, beside name: String, in target: Directory) -> Bool {
         let limit = 255 - JobTicket.suffix.utf8.count
-        try? directory.move(Pipeline.ticketFile, to: target, as: FileNameSanitizer.fitting(name, limit: limit) + JobTicket.suffix, mode: .replace)
+        do {
+            // Tried without looking first: most jobs have none.
+            try directory.move(file, to: target, as: FileNameSanitizer.fitting(name, limit: limit) + JobTicket.suffix, mode: .replace)
+            return true
+        } catch {
+            return error.errno == ENOENT
+        }
     }
 
     /// A ticket no document came for goes to failed/ with its reason.
@@ -650,38 +770,34 @@ public final class HotFolderService: @unchecked Sendable {
 
     // MARK: - recovery
 
-    /// Resumes every job an earlier run left in the folder's service area.
+    /// Resumes every job an earlier run left in the folder's service area:
+    /// each original in `jobs/` resumes at the step its records say; what is
+    /// left of jobs whose original already went to done/ or failed/ follows it.
     private func recover(_ runtime: FolderRuntime) {
-        guard let entries = try? runtime.jobs.entries() else { return }
+        let area = runtime.area
+        guard var listing = try? area.list() else { return }
+        if !listing.folders.isEmpty {
+            for folder in listing.folders { Self.migrate(folder, in: area) }
+            guard let again = try? area.list() else { return }
+            listing = again
+        }
+        var records: [String: [JournalRecord]] = [:]
+        for (job, jobRecords) in area.journal.unfinishedJobs() { records[job] = jobRecords }
+        // Taken after the listing: a job of this process (a reload recovers
+        // while jobs run) is in it from before its file reached jobs/ until
+        // it ended, so every listed job of this process is in it, unless it
+        // ended meanwhile (then its original is gone by now).
         let active = activeJobs.withLock { $0 }
-        for entry in entries where entry.isDirectory && !active.contains(entry.name) {
-            guard let job = JobFolder.reopen(id: entry.name, in: runtime.jobs) else {
-                // No original left: the job had finished (or never got its file).
-                if let dir = try? runtime.jobs.subdirectory(entry.name) {
-                    let records = Journal.read(dir)
-                    // The original reached failed/ but its reason did not: move it there too.
-                    if let failing = records.last(where: { $0.event == .failing }),
-                       let name = failing.name ?? records.first(where: { $0.event == .claimed })?.name,
-                       let failed = try? runtime.outputFolder(runtime.config.failedFolder), !failed.exists(Self.errorFileName(for: name)) {
-                        if dir.exists(Self.pendingErrorFile) {
-                            try? dir.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
-                        } else if let failure = failing.failure {
-                            try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: entry.name, failure: failure, warnings: []))
-                        }
-                    }
-                    // A ticket left behind goes where its document went.
-                    if dir.exists(Pipeline.ticketFile), let name = records.last(where: { $0.name != nil && ($0.event == .failing || $0.event == .finished) })?.name
-                        ?? records.first(where: { $0.event == .claimed })?.name {
-                        let failedEnd = records.contains { $0.event == .failing }
-                        if let target = try? runtime.outputFolder(failedEnd ? runtime.config.failedFolder : runtime.config.doneFolder) {
-                            Self.moveTicket(of: dir, beside: name, in: target)
-                        }
-                    }
-                }
-                try? runtime.jobs.removeTree(entry.name)
+        let ids = Set(listing.originals.keys).union(listing.files.keys).union(records.keys).subtracting(active).sorted()
+        for id in ids {
+            let files = listing.files[id] ?? []
+            guard let original = listing.originals[id] else {
+                finishLeftover(id, records: records[id] ?? [], files: files, runtime)
                 continue
             }
-            if !job.directory.exists(Pipeline.ticketFile), let claimed = job.journal.last(.claimed),
+            let job = JobFolder.reopen(id: id, originalFile: original, files: files, in: area, records: records[id] ?? [])
+            guard job.directory.exists(original) else { continue } // ended since the listing
+            if !files.contains(job.name(Pipeline.ticketFile)), let claimed = job.journal.last(.claimed),
                let source = try? runtime.drop.descend(claimed.from ?? "") {
                 // Stopped between claiming the document and taking its ticket.
                 _ = Self.takeTicket(job.originalName, from: source, into: job)
@@ -691,6 +807,62 @@ public final class HotFolderService: @unchecked Sendable {
             log.log(.info, "resuming \(job.originalName) from an earlier run (last step: \(job.journal.records.last?.event.rawValue ?? "claimed"))", folder: runtime.config.name, job: job.id)
             pool.submit { [weak self] in self?.run(job, runtime, attempt: 0) }
         }
+        // Temporary files of an error report cut short.
+        for (folder, name) in listing.strays where name.hasPrefix(".hf-error-") { try? folder.remove(name) }
+    }
+
+    /// A job without an original: it had finished (or never got its file).
+    /// What it left goes where its document went; then it is closed.
+    private func finishLeftover(_ id: String, records: [JournalRecord], files: [String], _ runtime: FolderRuntime) {
+        let jobs = runtime.area.shard(for: id)
+        let claimedName = records.first(where: { $0.event == .claimed })?.name
+        // The original reached failed/ but its reason did not: move it there too.
+        if let failing = records.last(where: { $0.event == .failing }), let name = failing.name ?? claimedName,
+           let failed = try? runtime.outputFolder(runtime.config.failedFolder), !failed.exists(Self.errorFileName(for: name)) {
+            if files.contains(id + Self.pendingErrorFile) {
+                try? jobs.move(id + Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
+            } else if let failure = failing.failure {
+                try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: id, failure: failure, warnings: []))
+            }
+        }
+        // A ticket left behind goes where its document went.
+        if files.contains(id + Pipeline.ticketFile),
+           let name = records.last(where: { $0.name != nil && ($0.event == .failing || $0.event == .finished) })?.name ?? claimedName {
+            let failedEnd = records.contains { $0.event == .failing }
+            if let target = try? runtime.outputFolder(failedEnd ? runtime.config.failedFolder : runtime.config.doneFolder) {
+                Self.moveTicket(id + Pipeline.ticketFile, from: jobs, beside: name, in: target)
+            }
+        }
+        for file in files { try? jobs.remove(file) }
+        Journal(job: id, records: records, file: runtime.area.journal).close()
+    }
+
+    /// A job folder of the layout before the flat `jobs/` (`jobs/<id>/` with
+    /// the original, `.journal` in JSON lines, `.ticket`, `.out-*`,
+    /// `.error.txt`): its records go to the area's journal, its files into
+    /// `jobs/` under their flat names, and it resumes like any other job.
+    static func migrate(_ folder: String, in area: JobArea) {
+        let id = folder
+        guard JobFolder.parse(id + ".") == .file(id), let directory = try? area.jobs.subdirectory(folder),
+              let entries = try? directory.entries() else { return }
+        let oldJournal = ".journal"
+        if let bytes = try? directory.openForReading(oldJournal).readAll() {
+            let decoder = JSONDecoder()
+            let records = bytes.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(JournalRecord.self, from: Data($0)) }
+            let journal = Journal(job: id, file: area.journal)
+            // Synced before the files move; a crash in between migrates the
+            // folder again (records twice read the same).
+            for (i, record) in records.enumerated() { try? journal.append(record, sync: i == records.count - 1) }
+        }
+        var moved = true
+        for entry in entries where entry.name != oldJournal {
+            // Job-relative names (dotfiles) keep their name after the id; the original is `<id> <name>`.
+            let target = entry.name.hasPrefix(".") ? id + entry.name : JobFolder.originalFile(id: id, name: entry.name)
+            do { try directory.move(entry.name, to: area.shard(for: id), as: target, mode: .noReplace) } catch { moved = false }
+        }
+        guard moved else { return }
+        try? directory.remove(oldJournal)
+        try? area.jobs.removeDirectory(folder)
     }
 
     // MARK: - one-shot
@@ -715,19 +887,24 @@ public final class HotFolderService: @unchecked Sendable {
             throw ServiceError("\(path): hidden files (names starting with a dot) are not documents; rename it")
         }
         let job: JobFolder
+        // This process's job before its file is in jobs/ (see claimAndRun).
+        let id = JobFolder.newID()
+        activeJobs.withLock { _ = $0.insert(id) }
         do {
             let source = try Directory(path: directory)
             do {
-                guard case .claimed(let j) = try JobFolder.claim(fileName, from: source, relativeFolder: "", into: runtime.jobs) else {
+                guard case .claimed(let j) = try JobFolder.claim(fileName, from: source, relativeFolder: "", into: runtime.area, id: id) else {
                     throw ServiceError("\(path): no such file")
                 }
                 job = j
             } catch let error as SystemError where error.errno == EXDEV {
-                job = try Self.claimByCopy(fileName, from: source, into: runtime.jobs)
+                job = try Self.claimByCopy(fileName, from: source, into: runtime.area, id: id)
             }
         } catch let error as ServiceError {
+            activeJobs.withLock { _ = $0.remove(id) }
             throw error
         } catch {
+            activeJobs.withLock { _ = $0.remove(id) }
             throw ServiceError("cannot take \(path): \(error)")
         }
         if let source = try? Directory(path: directory) { _ = Self.takeTicket(fileName, from: source, into: job) }
@@ -737,29 +914,38 @@ public final class HotFolderService: @unchecked Sendable {
             result.withLock { $0 = outcome }
             finished.signal()
         } }
+        // The one-shot may exit right after: the journal is written out.
+        defer { try? runtime.area.journal.flush(sync: false) }
         if let outcome = run(job, runtime, attempt: 0) {
             outcomeWaiters.withLock { $0[job.id] = nil }
             return outcome
         }
         // Parked: a print being followed, or a destination that is unavailable
-        // for now. The one-shot waits like the service would.
-        log.log(.info, "waiting for \(fileName) to be delivered", folder: name, job: job.id)
-        finished.wait()
+        // for now. The one-shot waits like the service would. (An export
+        // finishes once its sync is done, within moments: no need to say so.)
+        if finished.wait(timeout: .now() + 1) == .timedOut {
+            log.log(.info, "waiting for \(fileName) to be delivered", folder: name, job: job.id)
+            finished.wait()
+        }
         return result.withLock { $0 } ?? JobOutcome(folder: name, job: job.id, original: fileName, originalNow: nil, delivered: [], failure: nil, warnings: [])
     }
 
     /// Claims a file from another file system: copy into the job, then remove the source.
-    static func claimByCopy(_ name: String, from source: Directory, into jobs: Directory) throws -> JobFolder {
-        let id = JobFolder.newID()
-        let directory = try jobs.subdirectory(id, create: true, mode: 0o700)
-        let job = try JobFolder(id: id, directory: directory, originalName: name)
+    static func claimByCopy(_ name: String, from source: Directory, into area: JobArea, id: String = JobFolder.newID()) throws -> JobFolder {
+        let job = JobFolder(id: id, directory: area.shard(for: id), originalName: name, originalFile: JobFolder.originalFile(id: id, name: name),
+                            journal: Journal(job: id, file: area.journal))
+        // Copied under a job-relative name and renamed once complete: a copy cut
+        // short must not look like an original.
+        let partial = ".claiming"
         let input = try source.openForReading(name)
-        let copy = try job.input.createFile(name)
+        let copy = try job.create(partial)
         try copy.copyContents(of: input)
         try copy.sync()
         var record = JournalRecord(.claimed)
         record.name = name
         try job.journal.append(record)
+        try job.move(partial, to: job.directory, as: job.originalFile, mode: .noReplace)
+        try job.directory.sync()
         try source.remove(name)
         return job
     }

@@ -1,5 +1,6 @@
 import CSystem
 import Glibc
+import Synchronization
 
 /// A folder the service opened itself. Every file it creates, opens or moves
 /// is named relative to such a descriptor, so a path swapped for a symlink after
@@ -7,6 +8,25 @@ import Glibc
 public final class Directory: @unchecked Sendable {
     public let descriptor: FileDescriptor
     public var path: String { descriptor.path }
+    /// The open folder's device and inode, looked up once (they cannot change).
+    private let identityCache = Mutex<Identity?>(nil)
+
+    public struct Identity: Equatable, Sendable {
+        public var device: UInt64
+        public var inode: UInt64
+    }
+
+    /// Which folder this is: a folder made anew at the same path is another one.
+    public func identity() throws(SystemError) -> Identity {
+        if let known = identityCache.withLock({ $0 }) { return known }
+        let st = try descriptor.stat()
+        let identity = Identity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        identityCache.withLock { $0 = identity }
+        return identity
+    }
+
+    /// The device of the file system the folder is on (what `syncfs` syncs).
+    public func device() throws(SystemError) -> UInt64 { try identity().device }
 
     /// Opens `path`; a symlink as its last component is refused unless
     /// `followingLink` (for a link the administrator configured).
@@ -68,9 +88,9 @@ public final class Directory: @unchecked Sendable {
         let fd = openat(descriptor.rawValue, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else { throw SystemError("open", path: child(name)) }
         let file = FileDescriptor(adopting: fd, path: child(name))
-        // Back to blocking reads for regular files.
-        let flags = fcntl(fd, F_GETFL)
-        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        // Back to blocking reads for regular files. F_SETFL changes only the
+        // status flags, and O_NONBLOCK is the one this open set.
+        _ = fcntl(fd, F_SETFL, 0)
         return file
     }
 

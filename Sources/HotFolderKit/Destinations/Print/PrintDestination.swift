@@ -69,7 +69,7 @@ struct PrintDestination {
         let id: Int32
         do {
             try record(.printSubmitting, job: job) { $0.printJobName = name }
-            id = try client.submit(file: job.output.child(output.file), queue: sharing.printer, jobName: name, options: options(for: output))
+            id = try client.submit(file: job.path(output.file), queue: sharing.printer, jobName: name, options: options(for: output))
         } catch let error as CUPSError {
             switch error {
             case .serverUnreachable, .noSuchQueue, .notAcceptingJobs, .noDefaultQueue:

@@ -40,7 +40,12 @@ final class Generator: Sendable {
         }
         busy.withLock { _ = $0.insert(worker.pid) }
         defer { busy.withLock { _ = $0.remove(worker.pid) } }
-        let request = GenerationRequest(folder: folder, jobDirectory: job.directory.path, originalName: job.originalName, now: now.timeIntervalSince1970, number: number)
+        // The configuration goes only to a worker that does not have it yet.
+        let request = GenerationRequest(folder: worker.folder == folder ? nil : folder, jobsDirectory: job.directory.path,
+                                        jobsIdentity: try? job.directory.identity(), jobID: job.id,
+                                        originalFile: job.originalFile, originalName: job.originalName, mayHaveTicket: job.mayHaveTicket,
+                                        now: now.timeIntervalSince1970, number: number)
+        worker.folder = folder
         let outcome = worker.generate(request, timeout: timeout)
         if case .answered = outcome {} else if stopping.withLock({ $0 }) {
             // Killed by killBusyWorkers() at shutdown: not the document's fault

@@ -14,10 +14,11 @@ public enum WorkerMain {
             _ = setrlimit(Int32(RLIMIT_DATA.rawValue), &limit)
         }
         signal(SIGPIPE, SIG_IGN)
+        var state = State()
         while true {
             switch Frame.read(GenerationRequest.self, from: 0, deadline: nil) {
             case .value(let request):
-                let response = handle(request)
+                let response = handle(request, &state)
                 guard Frame.write(response, to: 1) else { return 1 }
             case .endOfFile:
                 return 0
@@ -32,7 +33,14 @@ public enum WorkerMain {
     /// that crashes libqpdf would make it die.
     static let crashMarker = ProcessInfo.processInfo.environment["HOTFOLDER_TEST_CRASH_MARKER"].flatMap { $0.isEmpty ? nil : $0 }
 
-    static func handle(_ request: GenerationRequest) -> GenerationResponse {
+    /// What a worker keeps between documents: the folder's configuration (sent
+    /// only when it changes) and the job folders (shards) it opened.
+    struct State {
+        var folder: FolderConfiguration?
+        var jobs: [String: Directory] = [:]
+    }
+
+    static func handle(_ request: GenerationRequest, _ state: inout State) -> GenerationResponse {
         if let crashMarker, request.originalName.contains(crashMarker) {
             // The default action, not Swift's crash backtracer: its handler
             // returns, and a raised (unlike a real) SIGSEGV does not come again,
@@ -40,14 +48,30 @@ public enum WorkerMain {
             signal(SIGSEGV, SIG_DFL)
             raise(SIGSEGV)
         }
-        let job: JobFolder
+        if let folder = request.folder { state.folder = folder }
+        guard let folder = state.folder else {
+            return .failure(JobFailure(.generate, "the worker got a document before its folder's configuration", remedy: "Drop the document again.", transient: true))
+        }
+        let jobs: Directory
         do {
-            job = try JobFolder.open(path: request.jobDirectory, originalName: request.originalName)
+            // The folder opened for an earlier document, unless the drop folder
+            // was made anew since (same path, another folder).
+            if let open = state.jobs[request.jobsDirectory],
+               request.jobsIdentity == nil || (try? open.identity()) == request.jobsIdentity {
+                jobs = open
+            } else {
+                jobs = try Directory(path: request.jobsDirectory)
+                // Bounded: a few folders' 16 shards; a drop folder made anew replaces its entries.
+                if state.jobs.count >= 256 { state.jobs.removeAll() }
+                state.jobs[request.jobsDirectory] = jobs
+            }
         } catch {
             return .failure(JobFailure(.generate, "the worker cannot open the job folder: \(error)", remedy: "Check the service area's permissions.", transient: true))
         }
+        let job = JobFolder(id: request.jobID, directory: jobs, originalName: request.originalName, originalFile: request.originalFile)
+        job.mayHaveTicket = request.mayHaveTicket
         do {
-            return .result(try Pipeline(folder: request.folder, job: job, now: Date(timeIntervalSince1970: request.now), number: request.number).run())
+            return .result(try Pipeline(folder: folder, job: job, now: Date(timeIntervalSince1970: request.now), number: request.number).run())
         } catch {
             return .failure(error)
         }

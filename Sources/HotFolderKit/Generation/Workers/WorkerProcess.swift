@@ -8,6 +8,9 @@ final class WorkerProcess: @unchecked Sendable {
     private let requests: Int32   // our end of the worker's stdin
     private let responses: Int32  // our end of the worker's stdout
     private var exited = false
+    /// The folder configuration this worker was sent last (it keeps it for
+    /// the next documents). Used only by the job that holds the worker.
+    var folder: FolderConfiguration?
 
     init(executable: String, memoryLimit: Int?) throws(SystemError) {
         var toWorker: [Int32] = [-1, -1]

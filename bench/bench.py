@@ -37,6 +37,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 QUEUE = "capture"
 WORKERS = 2
 LATENCY_INTERVAL = 0.075  # seconds between two drops in the latency runs
+QUIET_SECONDS = 40  # before measuring: longer than ext4 remembers a deleted inode (30 s, +5 s)
 
 
 def log(message: str) -> None:
@@ -709,6 +710,11 @@ class Bench:
             self.results["notes"].append(f"watchdog + pikepdf baseline: {self.python_note}")
         systems = ["service", "in-process", "shell", "python"]
         only = re.compile(self.args.only) if self.args.only else None
+        # Files deleted just before the run (a test run's temporary folders, a
+        # build) slow every file creation in their block groups for ~30 s
+        # (see discard): the first cases would pay for them.
+        log(f"waiting {QUIET_SECONDS} s for the file system to forget recent deletions")
+        time.sleep(QUIET_SECONDS)
 
         def wanted(name: str) -> bool:
             return only is None or bool(only.search(name))
@@ -1061,18 +1067,20 @@ run, not absolute numbers across runs.
   by the shim's libpng encoder at several levels and filters (median of 9);
   the row in bold is the setting `Sources/ImageShim/Render.cpp` uses.
 - **Nothing is deleted while measuring**: each run's folders (and the floor's
-  outputs) are moved aside and deleted at the end. The file system here is
-  ext4 without a journal, where creating a file skips, one by one, the inodes
-  freed in the last ~30 s: after a few thousand deletions a file creation
-  costs 0.4 ms instead of 0.02 ms, so a cleanup right before a burst used to
-  slow whichever system came next (the floor and the service alike).
+  outputs) are moved aside and deleted at the end, and the run waits 40 s
+  before its first case. The file system here is ext4 without a journal,
+  where creating a file skips, one by one, the inodes freed in the last
+  ~30 s: after a few thousand deletions a file creation costs 0.4 ms instead
+  of 0.02 ms, so a cleanup right before a burst (or a test run just before
+  the bench) used to slow whichever system came next, the floor and the
+  service alike.
 """
 
 
 def write_markdown(path: str, results: dict, table: str) -> None:
     text = ("# Benchmarks\n\n"
             "Written by `bench/run` (do not edit by hand; run `bench/run` again). "
-            "How to run: `bench/run` (about 15 minutes) or `bench/run --quick` (a 2-minute smoke run, "
+            "How to run: `bench/run` (about 15 minutes) or `bench/run --quick` (a 3-minute smoke run, "
             "which prints its table but leaves this file alone unless given `--write`).\n\n"
             "## Latest run\n\n" + table + "\n" + HOW_MEASURED)
     tmp = path + ".tmp"

@@ -130,9 +130,9 @@ public enum OptionResolver {
             return nil
         }
         var candidates = sharing.pageSelections.map { ($0, rule($0)) }
-        if case .ranges? = ticket, !sharing.pageSelections.contains(ticket ?? .all), sharing.pageSelections.contains(.range) {
+        if let ticket, case .ranges = ticket, !sharing.pageSelections.contains(ticket), sharing.pageSelections.contains(.range) {
             // `range` lets a ticket give any range; the rules still apply to it.
-            candidates.append((ticket ?? .all, rule(ticket ?? .all)))
+            candidates.append((ticket, rule(ticket)))
         }
         let selection = try pick(key, candidates, ticket: ticket, remedy: "Allow another page selection in \(key) (for example: annotated, all).")
         return document.pages == 1 ? .all : selection

@@ -67,7 +67,6 @@ struct OutputStager {
             } catch {
                 throw JobFailure(.generate, "the converted image does not open as PDF: \(error.message)", remedy: "Save the image anew and drop it again.")
             }
-            documentIsPristine = true
         }
         if let document, documentIsPristine {
             documentIsPristine = false

@@ -53,7 +53,7 @@ let package = Package(
         // The benchmark's floor: the service's libqpdf work in a tight loop (bench/).
         .executableTarget(
             name: "hotfolder-floor",
-            dependencies: ["HotFolderKit"],
+            dependencies: ["HotFolderKit", "CSystem"],
             path: "Sources/hotfolder-floor"
         ),
         .testTarget(

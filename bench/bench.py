@@ -37,6 +37,9 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 QUEUE = "capture"
 WORKERS = 2
 LATENCY_INTERVAL = 0.075  # seconds between two drops in the latency runs
+# Documents per sync pair in the exactly-once floor, per thread: the service
+# gathers about as many per sync in a burst (its syncs wait up to 10 ms).
+FLOOR_BATCH = 16
 QUIET_SECONDS = 40  # before measuring: longer than ext4 remembers a deleted inode (30 s, +5 s)
 
 
@@ -474,20 +477,41 @@ class Bench:
 
     # -------------------------------------------------- throughput
 
-    def floor_run(self, stage: str, names: list[str], destination: str, d: str, tag: str) -> dict:
+    def floor_run(self, stage: str, names: list[str], destination: str, d: str, tag: str,
+                  kind: str = "", exactly_once: bool = False) -> dict:
+        """The floor: the libqpdf work alone, or (exactly_once) with the least
+        file work that never loses, repeats or half-publishes a document (see
+        Sources/hotfolder-floor). The exactly-once floor moves its inputs: it
+        gets its own copies."""
         out = os.path.join(d, f"floor-out-{tag}")
         os.makedirs(out)
         mode = "flatten" if destination == "export" else "flatten-for-print"
+        extra = []
+        if exactly_once:
+            work = os.path.join(d, f"floor-work-{tag}")
+            drop = os.path.join(work, "drop")
+            names = self.fixtures.stage(drop, kind, len(names), "eo")
+            stage = drop
+            extra = ["--exactly-once", work, "--batch", str(FLOOR_BATCH)]
         os.sync()
         cpu0 = children_rusage()
-        r = run([self.floor, "--threads", str(WORKERS), "--annotations", mode, out] + [os.path.join(stage, n) for n in names])
+        r = subprocess.run([self.floor, "--threads", str(WORKERS), "--annotations", mode] + extra + [out]
+                           + [os.path.join(stage, n) for n in names], text=True, capture_output=True)
         cpu = children_rusage() - cpu0
         values = dict(kv.split("=", 1) for kv in r.stdout.split())
-        if int(values.get("failures", "0")) != 0:
-            raise BenchError(f"hotfolder-floor failed on {values['failures']} files: {r.stdout}")
+        if r.returncode != 0 or int(values.get("failures", "1")) != 0:
+            raise BenchError(f"hotfolder-floor failed (exit {r.returncode}): {r.stdout}{r.stderr}")
+        if exactly_once:
+            done = count_files(os.path.join(work, "done"))
+            if done != len(names) or count_files(out) != len(names):
+                raise BenchError(f"the exactly-once floor left {done} of {len(names)} inputs in done/ and {count_files(out)} outputs")
+            self.discard(work)
         self.discard(out)
-        return {"files_per_second": float(values["files_per_second"]), "seconds": float(values["seconds"]),
-                "cpu_ms_per_doc": 1000 * cpu / len(names)}
+        result = {"files_per_second": float(values["files_per_second"]), "seconds": float(values["seconds"]),
+                  "cpu_ms_per_doc": 1000 * cpu / len(names)}
+        if "syncs" in values:
+            result["syncs"] = int(values["syncs"])
+        return result
 
     def burst(self, system: str, destination: str, kind: str, n: int) -> dict:
         """Drops n files at once into a running watcher; files/s from the first
@@ -564,6 +588,9 @@ class Bench:
         stage = os.path.join(d, "stage")
         names = self.fixtures.stage(stage, kind, n, kind)
         floors = [self.floor_run(stage, names, destination, d, "a")]
+        guarded = []
+        if destination == "export":
+            guarded.append(self.floor_run(stage, names, destination, d, "eo-a", kind=kind, exactly_once=True))
         for system in systems:
             if system == "python" and not self.python:
                 continue
@@ -579,6 +606,16 @@ class Bench:
         # The floor again after the others, on the same files: the machine's
         # drift during the case shows as the spread of the two.
         floors.append(self.floor_run(stage, names, destination, d, "b"))
+        if guarded:
+            guarded.append(self.floor_run(stage, names, destination, d, "eo-b", kind=kind, exactly_once=True))
+            row["systems"]["floor-eo"] = {
+                "files_per_second": statistics.mean(f["files_per_second"] for f in guarded),
+                "runs": [f["files_per_second"] for f in guarded],
+                "cpu_ms_per_doc": statistics.mean(f["cpu_ms_per_doc"] for f in guarded),
+                "syncs": statistics.mean(f["syncs"] for f in guarded),
+            }
+            log(f"{label}: floor, exactly-once {row['systems']['floor-eo']['files_per_second']:8.1f} files/s "
+                f"(runs {', '.join(f'{x:.1f}' for x in row['systems']['floor-eo']['runs'])})")
         self.cleanup_run(d)
         row["systems"]["floor"] = {
             "files_per_second": statistics.mean(f["files_per_second"] for f in floors),
@@ -796,7 +833,7 @@ def machine_info() -> dict:
 
 
 KIND_NAMES = {"1p": "1-page", "50p": "50-page", "mix": "mix"}
-SYSTEM_NAMES = {"floor": "floor", "service": "service", "in-process": "service in-process",
+SYSTEM_NAMES = {"floor": "floor", "floor-eo": "floor, exactly-once", "service": "service", "in-process": "service in-process",
                 "shell": "shell", "python": "watchdog + pikepdf"}
 
 
@@ -884,17 +921,23 @@ def render(results: dict) -> str:
     out.append("")
     out.append("### Throughput (files/s, first drop to last delivered file; higher is better)")
     out.append("")
-    out.append("| destination | files | N | floor | service | service in-process | shell | watchdog + pikepdf | service ÷ floor | service ÷ shell | load |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    out.append("| destination | files | N | floor | floor, exactly-once | service | service in-process | shell | watchdog + pikepdf | service ÷ floor | service ÷ floor, exactly-once | service ÷ shell | load |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in results["throughput"]:
         s = row["systems"]
         # Print rows are bound by cupsd and its capture backend, not by generation.
         rf = ratio(s.get("service"), s.get("floor")) if row["destination"] == "export" else None
+        re_ = ratio(s.get("service"), s.get("floor-eo")) if row["destination"] == "export" else None
         rs = ratio(s.get("service"), s.get("shell"))
         dest = "export (flatten)" if row["destination"] == "export" else "print (flatten-for-print)"
-        out.append(f"| {dest} | {KIND_NAMES[row['kind']]} | {row['n']:,} | {fmt_rate(s.get('floor'))} | {fmt_rate(s.get('service'))} | "
+        out.append(f"| {dest} | {KIND_NAMES[row['kind']]} | {row['n']:,} | {fmt_rate(s.get('floor'))} | {fmt_rate(s.get('floor-eo'))} | {fmt_rate(s.get('service'))} | "
                    f"{fmt_rate(s.get('in-process'))} | {fmt_rate(s.get('shell'))} | {fmt_rate(s.get('python'))} | "
-                   f"{'—' if rf is None else f'{rf:.2f}×'} | {'—' if rs is None else f'{rs:.1f}×'} | {row.get('loadavg', 0):.1f} |")
+                   f"{'—' if rf is None else f'{rf:.2f}×'} | {'—' if re_ is None else f'{re_:.2f}×'} | {'—' if rs is None else f'{rs:.1f}×'} | {row.get('loadavg', 0):.1f} |")
+    out.append("")
+    out.append("floor, exactly-once: the floor plus the least file work any hot folder needs to never lose, repeat or "
+               f"half-publish a document (claim by rename, output under a temporary name, sync, rename to the final name, "
+               f"sync, input to done/), each thread in batches of {FLOOR_BATCH} documents per sync pair; no watching, "
+               "journal or worker processes. It is what the guarantees themselves cost on this machine's file system.")
     out.append("")
     out.append("(load: the 1-minute load average when the case started; the machine has "
                f"{m['nproc']} cores, and anything above {WORKERS} means other work competed.)")
@@ -964,15 +1007,15 @@ def render(results: dict) -> str:
     out.append("")
     out.append("CPU per document (ms of utime + stime; service: service + workers during the burst; the others: see below):")
     out.append("")
-    out.append("| destination | files | N | floor | service | service in-process | shell | watchdog + pikepdf |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    out.append("| destination | files | N | floor | floor, exactly-once | service | service in-process | shell | watchdog + pikepdf |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in results["throughput"]:
         s = row["systems"]
 
         def c(k):
             r = s.get(k)
             return "—" if not r or "cpu_ms_per_doc" not in r else f"{r['cpu_ms_per_doc']:.2f}"
-        out.append(f"| {row['destination']} | {KIND_NAMES[row['kind']]} | {row['n']:,} | {c('floor')} | {c('service')} | "
+        out.append(f"| {row['destination']} | {KIND_NAMES[row['kind']]} | {row['n']:,} | {c('floor')} | {c('floor-eo')} | {c('service')} | "
                    f"{c('in-process')} | {c('shell')} | {c('python')} |")
     problems = [(row, k, r) for row in results["throughput"] for k, r in row["systems"].items() if r.get("problem")]
     problems += [(None, lat["system"], lat) for lat in results["latency"] if lat.get("problem")]
@@ -1027,6 +1070,16 @@ run, not absolute numbers across runs.
   the watchers; the table shows the mean of the two (its own timing: open,
   flatten, write, no watching/claiming/journal/sync). For print the floor only
   generates: print rows are bound by cupsd and the bash capture backend.
+- **Floor, exactly-once** (export only): `hotfolder-floor --exactly-once WORK
+  --batch 16`, run before and after the watchers on copies of the same files
+  in `WORK/drop`: per document a claim (rename into `WORK/claimed`), the same
+  libqpdf work into a temporary name in the output folder; per batch of 16 on
+  each thread a `syncfs`, the renames to the final names, a second `syncfs`,
+  the renames of the inputs to `WORK/done`. That is the least file work with
+  which a crash can neither lose, repeat nor half-publish a document (the
+  journal, the inotify watching, the worker processes and the exactly-once
+  bookkeeping of retries are what the service adds on top); it prints its
+  sync count, and the bench checks that every input reached done/.
 - **Shell** (b): `bench/baseline-shell.sh`: `inotifywait -m -e close_write -e
   moved_to` piped into a `while read` loop running `qpdf
   --flatten-annotations=screen` (the same work as `flatten`; `=print` for

@@ -127,7 +127,7 @@ public enum FileNameSanitizer {
     public static func split(_ name: String) -> (stem: String, ext: String) {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return (name, "") }
         let ext = String(name[name.index(after: dot)...])
-        if ext.isEmpty || ext.contains(" ") || ext.utf8.count > 16 { return (name, "") }
+        if ext.isEmpty || ext.utf8.contains(UInt8(ascii: " ")) || ext.utf8.count > 16 { return (name, "") }
         return (String(name[..<dot]), ext)
     }
 
@@ -139,7 +139,7 @@ public enum FileNameSanitizer {
         while !ext.isEmpty, base.lowercased().hasSuffix("." + ext.lowercased()) {
             base.removeLast(ext.count + 1)
         }
-        let cleanExt = sanitize(ext, fallback: "").replacingOccurrences(of: " ", with: "")
+        let cleanExt = String(sanitize(ext, fallback: "").filter { $0 != " " })
         let cleanBase = sanitize(base)
         return cleanExt.isEmpty ? cleanBase : cleanBase + "." + cleanExt
     }

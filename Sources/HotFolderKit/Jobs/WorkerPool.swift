@@ -91,6 +91,9 @@ public final class WorkerPool: Sendable {
         state.withLock { $0.held -= 1 }
     }
 
+    /// Jobs queued or running (not those held elsewhere).
+    public var working: Int { state.withLock { $0.queue.count - $0.head + $0.urgent.count + $0.busy } }
+
     /// Jobs queued, running or held.
     public var pending: Int { state.withLock { $0.queue.count - $0.head + $0.urgent.count + $0.busy + $0.held } }
 

@@ -37,7 +37,7 @@ public final class HotFolderService: @unchecked Sendable {
 
     let generator: Generator
     /// Group commit of the syncs that exactly-once needs.
-    let durability = SyncBatcher()
+    let durability: SyncBatcher
 
     /// - Parameter workerExecutable: the `hotfolder` binary, started as
     ///   `hotfolder worker` for isolated generation; nil generates in this process.
@@ -48,7 +48,10 @@ public final class HotFolderService: @unchecked Sendable {
         self.log = Logger(level: configuration.logLevel, delegate: delegate, toStandardError: logToStandardError)
         // Twice as many job threads as generators: while some wait for a sync
         // or a rename, the others generate.
-        self.pool = WorkerPool(size: configuration.workers * 2)
+        let pool = WorkerPool(size: configuration.workers * 2)
+        self.pool = pool
+        // Jobs on the job threads will ask for a sync in a moment: the next one waits for them.
+        self.durability = SyncBatcher(othersWorking: { pool.working > 0 })
         if configuration.generation == .workers, let workerExecutable {
             generator = Generator(mode: .workers(executable: workerExecutable, timeout: configuration.jobTimeout, memoryLimit: configuration.jobMemory), concurrency: configuration.workers)
         } else {

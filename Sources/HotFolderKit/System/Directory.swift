@@ -54,7 +54,8 @@ public final class Directory: @unchecked Sendable {
     public func child(_ name: String) -> String { path.hasSuffix("/") ? path + name : path + "/" + name }
 
     private func checked(_ name: String) throws(SystemError) {
-        if name.isEmpty || name.contains("/") || name == "." || name == ".." || name.utf8.contains(0) {
+        // Bytes, not Foundation's substring search: this runs for every file operation.
+        if name.isEmpty || name.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 }) || name == "." || name == ".." {
             throw SystemError("use name", path: child(name), errno: EINVAL)
         }
     }

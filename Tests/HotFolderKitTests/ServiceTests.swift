@@ -353,6 +353,61 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(files(in: h.done), ["once.pdf"])
     }
 
+    /// Claims and generates a job as an earlier run would have, and asks the
+    /// export once: its file is journaled as being exported and waits, in the
+    /// job, for the sync before its rename into place.
+    private func jobWaitingForItsExportSync(_ h: ServiceHarness, _ name: String) throws -> (JobFolder, String) {
+        let folder = try XCTUnwrap(h.service.configuration.folder(named: "test"))
+        writeFile(h.drop + "/" + name, pdf(1, pages: 3))
+        let area = try JobArea.open(path: instancePath(of: h.drop))
+        guard case .claimed(let job) = try JobFolder.claim(name, from: try Directory(path: h.drop), relativeFolder: "", into: area) else {
+            throw XCTSkip("not claimed")
+        }
+        let result = try Pipeline(folder: folder, job: job).run()
+        var generated = JournalRecord(.generated)
+        generated.result = result
+        try job.journal.append(generated)
+        let output = try XCTUnwrap(result.outputs.first)
+        let destination = ExportDestination(sharing: try XCTUnwrap(folder.export), folder: try Directory.create(path: h.out))
+        let values = Pipeline(folder: folder, job: job).templateValues(result.facts)
+        XCTAssertEqual(try destination.deliver(output, job: job, values: values), .needsSync)
+        try job.journal.file?.flush(sync: true)
+        let staged = try XCTUnwrap(output.files.first).file
+        XCTAssertTrue(job.exists(staged), "on the same file system the file waits in the job (no temporary copy)")
+        XCTAssertEqual(allEntries(in: h.out), [], "nothing in the export folder before the sync")
+        return (job, job.directory.child(job.name(staged)))
+    }
+
+    /// Stopped after the export was journaled, before its rename: placed once at the next start.
+    func testExportWaitingForItsSyncIsPlacedOnceAfterARestart() throws {
+        let h = try ServiceHarness()
+        defer { h.stop() }
+        let (_, waiting) = try jobWaitingForItsExportSync(h, "pending.pdf")
+        h.start()
+        h.waitForOutcomes(1)
+        h.waitUntilIdle()
+        XCTAssertTrue(h.recorder.outcomes.first?.succeeded == true, h.recorder.logText)
+        XCTAssertEqual(allEntries(in: h.out), ["pending.pdf"])
+        XCTAssertEqual(try summarize(h.out + "/pending.pdf").pages, 3)
+        XCTAssertFalse(exists(waiting))
+        XCTAssertEqual(files(in: h.done), ["pending.pdf"])
+    }
+
+    /// Stopped right after the rename into place, its record lost: the file no
+    /// longer waiting in the job tells that it was placed, so it is not placed twice.
+    func testExportRenamedButNotRecordedIsNotDeliveredTwice() throws {
+        let h = try ServiceHarness()
+        defer { h.stop() }
+        let (_, waiting) = try jobWaitingForItsExportSync(h, "renamed.pdf")
+        XCTAssertEqual(rename(waiting, h.out + "/renamed.pdf"), 0)
+        h.start()
+        h.waitForOutcomes(1)
+        h.waitUntilIdle()
+        XCTAssertTrue(h.recorder.outcomes.first?.succeeded == true, h.recorder.logText)
+        XCTAssertEqual(allEntries(in: h.out), ["renamed.pdf"], "delivered once, no \"renamed (2).pdf\"")
+        XCTAssertEqual(files(in: h.done), ["renamed.pdf"])
+    }
+
     func testFinishedJobLeftoversAreCleanedUp() throws {
         let h = try ServiceHarness()
         defer { h.stop() }

@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 
-/// Delivers a staged file into an export folder: moved (or copied) to a hidden
-/// temporary name there, synced, then renamed to its final name, so no reader
-/// ever sees a partial file under the final name. Each step is journaled first.
+/// Delivers a staged file into an export folder: synced where it was made,
+/// then renamed to its final name (on another file system: copied to a hidden
+/// temporary name there, synced, then renamed), so no reader ever sees a
+/// partial file under the final name. Each step is journaled first.
 /// The syncs are the caller's (`HotFolderService.run`), so that the thread
 /// does not wait for them.
 struct ExportDestination {
@@ -14,17 +15,19 @@ struct ExportDestination {
         /// Every file is in place: the final names, and whether any was placed now
         /// (false: an earlier run had delivered them all).
         case delivered(names: [String], now: Bool)
-        /// Files were put under their temporary names in the export folder;
-        /// they are placed once a sync of the job's and the export folder's
-        /// file systems has made them and their records durable
-        /// (`JobFolder.exportsSynced()`), by calling `deliver` again.
+        /// Files wait for their final names (in the job, or under temporary
+        /// names in the export folder); they are placed once a sync of the
+        /// job's and the export folder's file systems has made them and their
+        /// records durable (`JobFolder.exportsDurable(_:)`), by calling
+        /// `deliver` again.
         case needsSync
     }
 
     /// Delivers every file of `output` (the document, or one image per page,
     /// and the sidecars) in two rounds with one sync between them, however
-    /// many files there are: each file is staged under a temporary name, then,
-    /// once that is durable, renamed to its final name.
+    /// many files there are: each file is journaled as being exported (and
+    /// copied to a temporary name on another file system), then, once that
+    /// is durable, renamed to its final name.
     func deliver(_ output: StagedOutput, job: JobFolder, values: [NameTemplate.Placeholder: String]) throws(JobFailure) -> Delivery {
         var names: [String] = []
         var now = false
@@ -79,32 +82,40 @@ struct ExportDestination {
 
     private func deliver(_ file: String, as finalName: String, item index: Int, job: JobFolder) throws(JobFailure) -> FileState {
         let temporary = index == 0 ? ".hf-\(job.id).tmp" : ".hf-\(job.id)-\(index).tmp"
+        let exporting = job.journal.last(.exporting, destination: .export, item: file)
+        // On the job's file system the file goes from the job straight to its
+        // final name (one rename); on another it is copied to a temporary
+        // name in the export folder first. A record says which was chosen.
+        let direct = exporting.map { $0.temporary == nil } ?? sameFileSystem(as: job)
+        /// The file still waits for its final name.
+        func waiting() -> Bool { direct ? job.exists(file) : folder.exists(temporary) }
         // Delivered, unless a crash lost the rename into place but not its
-        // record (the temporary file is still there): then it is placed again.
+        // record (the file still waits): then it is placed again.
         if let done = job.journal.last(.exported, destination: .export, item: file), let name = done.name,
-           !(job.resumed && folder.exists(temporary)) {
+           !(job.resumed && waiting()) {
             return .placed(name, now: false)
         }
         do {
             guard job.exportsSynced.contains(file) else {
-                if let resumed = job.journal.last(.exporting, destination: .export, item: file), !folder.exists(temporary),
-                   !job.exists(file) {
+                if let exporting, !waiting(), direct || !job.exists(file) {
                     // The rename into place happened before the restart; only its record is missing.
-                    let name = resumed.name ?? finalName
+                    let name = exporting.name ?? finalName
                     try job.journal.append(.exported, destination: .export) { $0.name = name; $0.item = file }
                     return .placed(name, now: false)
                 }
-                do {
-                    try stage(file, of: job, as: temporary)
-                } catch {
-                    // Staged by an earlier attempt (the staged file is gone, its
-                    // temporary name is there). Asked only now: the first attempt
-                    // needs no look.
-                    guard error.errno == ENOENT, folder.exists(temporary) else { throw error }
+                if !direct {
+                    do {
+                        try stage(file, of: job, as: temporary)
+                    } catch {
+                        // Staged by an earlier attempt (the staged file is gone, its
+                        // temporary name is there). Asked only now: the first attempt
+                        // needs no look.
+                        guard error.errno == ENOENT, folder.exists(temporary) else { throw error }
+                    }
                 }
                 try job.journal.append(.exporting, destination: .export, sync: false) {
                     $0.name = finalName
-                    $0.temporary = temporary
+                    $0.temporary = direct ? nil : temporary
                     $0.item = file
                 }
                 // The result's bytes and the record that it is being published
@@ -115,12 +126,27 @@ struct ExportDestination {
                 job.exportsStaged.insert(file)
                 return .staged
             }
-            let placed = try place(temporary, as: finalName)
+            let placed: String
+            do {
+                placed = try direct ? place(from: job.directory, named: job.name(file), as: finalName)
+                                    : place(from: folder, named: temporary, as: finalName)
+            } catch let error as SystemError where direct && error.errno == EXDEV {
+                // The same device but another mount (a bind mount): copied to a
+                // temporary name after all, and synced again before it is placed.
+                try stage(file, of: job, as: temporary)
+                try job.journal.append(.exporting, destination: .export, sync: false) {
+                    $0.name = finalName
+                    $0.temporary = temporary
+                    $0.item = file
+                }
+                job.exportsNeedSyncAgain(file)
+                return .staged
+            }
             // Not synced here: the final name must be durable before the
             // original leaves the job, and the service makes it so once for
             // all of a job's files, in a sync shared with other documents
-            // (HotFolderService.run). Should the record be lost, the missing
-            // temporary file tells that the rename happened.
+            // (HotFolderService.run). Should the record be lost, the file no
+            // longer waiting tells that the rename happened.
             try job.journal.append(.exported, destination: .export, sync: false) { $0.name = placed; $0.item = file }
             return .placed(placed, now: true)
         } catch let failure as JobFailure {
@@ -132,6 +158,12 @@ struct ExportDestination {
         } catch {
             throw JobFailure(.export, "\(error)", remedy: "Check the export folder.", transient: true)
         }
+    }
+
+    /// Whether the job's files can be renamed into the export folder.
+    private func sameFileSystem(as job: JobFolder) -> Bool {
+        guard let here = try? folder.device(), let there = try? job.directory.device() else { return false }
+        return here == there
     }
 
     /// Puts the staged file under the temporary name in the export folder.
@@ -149,18 +181,20 @@ struct ExportDestination {
         try copy.copyContents(of: input)
     }
 
-    private func place(_ temporary: String, as name: String) throws -> String {
+    /// Renames the waiting file (`name` in `source`) to its final name.
+    private func place(from source: Directory, named waiting: String, as name: String) throws -> String {
         switch sharing.collision {
         case .replace:
-            try folder.move(temporary, to: folder, as: name, mode: .replace)
+            try source.move(waiting, to: folder, as: name, mode: .replace)
             return name
         case .fail:
             do {
-                try folder.move(temporary, to: folder, as: name, mode: .noReplace)
+                try source.move(waiting, to: folder, as: name, mode: .noReplace)
                 return name
             } catch {
                 guard error.errno == EEXIST else { throw error }
-                try? folder.remove(temporary)
+                // A temporary copy goes; a file in the job goes with the job.
+                if source === folder { try? folder.remove(waiting) }
                 throw JobFailure(.export, "\"\(name)\" already exists in \(folder.path) and export.collision = fail",
                                  remedy: "Remove or rename the existing file and drop the document again, or set export.collision = rename.")
             }
@@ -168,7 +202,7 @@ struct ExportDestination {
             for n in 1...10_000 {
                 let candidate = n == 1 ? name : FileNameSanitizer.numbered(name, n)
                 do {
-                    try folder.move(temporary, to: folder, as: candidate, mode: .noReplace)
+                    try source.move(waiting, to: folder, as: candidate, mode: .noReplace)
                     return candidate
                 } catch {
                     guard error.errno == EEXIST else { throw error }

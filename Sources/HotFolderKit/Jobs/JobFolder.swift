@@ -148,6 +148,13 @@ public final class JobFolder: @unchecked Sendable {
         exportsStaged.subtract(files)
     }
 
+    /// A file that was durable where it was must be made durable again where
+    /// it went (copied to another file system after all).
+    func exportsNeedSyncAgain(_ file: String) {
+        exportsSynced.remove(file)
+        exportsStaged.insert(file)
+    }
+
     /// Staged results are named with this prefix (job-relative).
     static let outputPrefix = ".out-"
 

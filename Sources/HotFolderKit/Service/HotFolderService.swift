@@ -723,9 +723,11 @@ public final class HotFolderService: @unchecked Sendable {
     /// Moves `<name>.ticket` from the drop folder into the job; true when it came.
     static func takeTicket(_ name: String, from source: Directory, into job: JobFolder) -> Bool {
         let ticket = name + JobTicket.suffix
+        // Looked for first: most documents come without one, and a rename
+        // between two folders, even one that fails, takes the file system's
+        // rename lock that every claim and delivery needs too.
+        guard source.exists(ticket) else { return false }
         do {
-            // Tried without looking first: most documents come without one,
-            // and the failed rename is the one look needed.
             try source.move(ticket, to: job.directory, as: job.name(Pipeline.ticketFile), mode: .noReplace)
             return true
         } catch {

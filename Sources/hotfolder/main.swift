@@ -148,7 +148,13 @@ case "process":
     _ = enterServiceIdentity(config)
     let service = HotFolderService(configuration: config, workerExecutable: ownExecutable())
     var failures = 0
+    let named = Set(arguments.files)
     for file in arguments.files {
+        // A ticket named together with its document went with it.
+        if file.hasSuffix(JobTicket.suffix), named.contains(String(file.dropLast(JobTicket.suffix.count))) {
+            print("SKIPPED \(file): a job ticket, taken with its document")
+            continue
+        }
         do {
             let outcome = try service.process(file: file, folder: folder)
             if let failure = outcome.failure {

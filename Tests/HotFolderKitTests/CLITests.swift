@@ -103,6 +103,27 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(files(in: temp.path + "/out"), ["one.pdf", "two.pdf"])
     }
 
+    /// `process doc.pdf doc.pdf.ticket` (as a shell glob gives them): the
+    /// ticket goes with its document and is not processed on its own.
+    func testProcessADocumentNamedWithItsTicket() throws {
+        let temp = TemporaryFolder("hf-cli")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
+        _ = temp.sub("drop")
+        let file = temp.path + "/hf.conf"
+        try "[folder inbox]\npath = drop\nexport.to = out\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try TestPDF(pages: 1).write(to: temp.path + "/one.pdf")
+        try "name = named-by-ticket\n".write(toFile: temp.path + "/one.pdf.ticket", atomically: true, encoding: .utf8)
+        let result = try hotfolder(["process", "--config", file, "--folder", "inbox", temp.path + "/one.pdf", temp.path + "/one.pdf.ticket"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("SKIPPED \(temp.path)/one.pdf.ticket: a job ticket, taken with its document"), result.stdout)
+        XCTAssertEqual(files(in: temp.path + "/out"), ["named-by-ticket.pdf"])
+        // On its own, a ticket is refused with the reason.
+        try "copies = 1\n".write(toFile: temp.path + "/lone.pdf.ticket", atomically: true, encoding: .utf8)
+        let lone = try hotfolder(["process", "--config", file, "--folder", "inbox", temp.path + "/lone.pdf.ticket"])
+        XCTAssertEqual(lone.status, 1)
+        XCTAssertTrue(lone.stdout.contains("is a job ticket, not a document: process its document lone.pdf"), lone.stdout)
+    }
+
     func testProcessUnknownFolderOrMissingFile() throws {
         let temp = TemporaryFolder("hf-cli")
         defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends

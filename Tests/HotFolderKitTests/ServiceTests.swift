@@ -458,6 +458,19 @@ final class ServiceTests: XCTestCase {
         XCTAssertThrowsError(try service.process(file: elsewhere + "/three.pdf", folder: "nope")) { error in
             XCTAssertTrue("\(error)".contains("no folder named nope"), "\(error)")
         }
+
+        // A ticket is not a document; processed with its document, it is used.
+        writeFile(elsewhere + "/two.pdf", pdf(1, pages: 2))
+        writeFile(elsewhere + "/two.pdf.ticket", "name = from-ticket\n")
+        XCTAssertThrowsError(try service.process(file: elsewhere + "/two.pdf.ticket", folder: "test")) { error in
+            XCTAssertTrue("\(error)".contains("is a job ticket, not a document: process its document two.pdf"), "\(error)")
+        }
+        XCTAssertTrue(exists(elsewhere + "/two.pdf.ticket"), "the ticket was left alone")
+        let ticketed = try service.process(file: elsewhere + "/two.pdf", folder: "test")
+        XCTAssertTrue(ticketed.succeeded, "\(String(describing: ticketed.failure))")
+        XCTAssertEqual(ticketed.delivered, [temp.path + "/out/from-ticket.pdf"], "named by the ticket")
+        XCTAssertFalse(exists(elsewhere + "/two.pdf.ticket"), "the ticket went with its document")
+        XCTAssertTrue(exists(temp.path + "/drop/done/two.pdf.ticket"))
     }
 
     // MARK: - another file system

@@ -891,6 +891,11 @@ public final class HotFolderService: @unchecked Sendable {
         guard !fileName.hasPrefix(".") else {
             throw ServiceError("\(path): hidden files (names starting with a dot) are not documents; rename it")
         }
+        // As in a watched folder, a ticket is never a document: it goes with its own.
+        if fileName.hasSuffix(JobTicket.suffix), fileName.count > JobTicket.suffix.count {
+            let document = String(fileName.dropLast(JobTicket.suffix.count))
+            throw ServiceError("\(path) is a job ticket, not a document: process its document \(document) (the ticket beside it goes with it)")
+        }
         let job: JobFolder
         // This process's job before its file is in jobs/ (see claimAndRun).
         let id = JobFolder.newID()

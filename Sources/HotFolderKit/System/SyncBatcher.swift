@@ -83,6 +83,9 @@ public final class SyncBatcher: @unchecked Sendable {
     /// them). Called with the lock held.
     private func request(_ devices: [(UInt64, FileDescriptor)]) -> UInt64 {
         for (device, d) in devices { pending[device] = d }
+        // The sync thread gathering more requests looks again by itself
+        // within moments: woken only when it sleeps or the batch is full.
+        let wake = !wanted || deferred.count + 1 >= Self.fullBatch
         wanted = true
         if thread == nil {
             // Weak: a service that is gone ends its batcher's thread.
@@ -93,7 +96,7 @@ public final class SyncBatcher: @unchecked Sendable {
             thread = t
             t.start()
         }
-        condition.broadcast()
+        if wake { condition.broadcast() }
         return started + 1
     }
 

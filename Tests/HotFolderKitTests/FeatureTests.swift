@@ -51,6 +51,33 @@ final class FeatureTests: XCTestCase {
         waitUntil(timeout: 10, "the status board to clear") { board(h)?.destinations.first?.available == true && board(h)?.waiting.isEmpty == true }
     }
 
+    /// A job generated before a reload that puts {n} in the name gets its
+    /// number when it resumes, not an empty one.
+    func testAWaitingJobGetsANumberWhenAReloadAddsOne() throws {
+        let temp = TemporaryFolder("hf-number")
+        _ = temp.sub("drop")
+        func text(_ export: String) -> String {
+            "[service]\ninstance = \(testInstance)\n\n[folder numbered]\npath = drop\nsettle = 0\nexport.to = out\n\(export)\n"
+        }
+        let file = temp.path + "/hf.conf"
+        // Far more free space than any disk has: the document waits, generated.
+        try text("export.min-free = 1000000T").write(toFile: file, atomically: true, encoding: .utf8)
+        let recorder = Recorder()
+        let service = HotFolderService(configuration: try ServiceConfiguration.load(file: file), delegate: recorder, logToStandardError: false)
+        service.start()
+        defer { service.stop() }
+        writeFile(temp.path + "/drop/memo.pdf", TestPDF(pages: 1).bytes)
+        let area = temp.path + "/drop/.hotfolder"
+        waitUntil(timeout: 30, "the document to wait for free space") {
+            StatusBoard.read(serviceArea: area, instance: testInstance)?.waiting.first?.reason.contains("export.min-free") == true
+        }
+        try text("export.name = {n}-{stem}").write(toFile: file, atomically: true, encoding: .utf8)
+        service.reload(try ServiceConfiguration.load(file: file))
+        waitUntil(timeout: 60, "the document to be exported after the reload") { recorder.outcomes.count == 1 }
+        XCTAssertTrue(recorder.outcomes.first?.succeeded == true, recorder.logText)
+        XCTAssertEqual(regularFiles(in: temp.path + "/out"), ["1-memo.pdf"])
+    }
+
     func testFolderPolicyPausesADestinationUntilAReloadAllowsIt() throws {
         let cups = try CUPSSandbox(queues: ["station"])
         let temp = TemporaryFolder("hf-policy")

@@ -371,6 +371,18 @@ public final class HotFolderService: @unchecked Sendable {
                job.journal.last(.exported, destination: output.destination, item: staged.file) != nil
                    || job.journal.last(.exporting, destination: output.destination, item: staged.file) != nil || job.exists(staged.file) } }) {
             result = generated
+            // A reload that put {n} in a name while the job waited: it gets a
+            // number now, unless a delivery already began with the old name.
+            if number == nil, Self.usesCounter(folder), !result.outputs.contains(where: { Self.started($0.destination, job.journal) }) {
+                let assigned = runtime.nextNumber()
+                var record = JournalRecord(.generated)
+                record.result = result
+                record.number = assigned
+                do { try job.journal.append(record, sync: false) } catch {
+                    return handle(JobFailure(.generate, "cannot write the job journal: \(error)", remedy: "Check free space in \(folder.serviceArea).", transient: true), job, runtime, warnings: result.warnings, attempt: attempt)
+                }
+                number = assigned
+            }
         } else {
             // Leftovers of an interrupted generation are redone from the original.
             // (A job just claimed has none: no need to look.)

@@ -919,7 +919,7 @@ def where_the_time_goes(results: dict) -> list[str]:
             "reachable at all on the same cores (floor ÷ target − floor). The file work that keeps a "
             "document from being lost, repeated or half-published (a claim, a rename into place, two "
             "shared syncs, a move to done/) is not in the floor; where it alone exceeds that room, the "
-            "target cannot be met by a service that keeps those guarantees."]
+            "target cannot be met by a service that keeps those guarantees. (Each column comes from a different system's run over the same files; differences of a few hundredths of a ms, and a few % of the 50-page figures, are the machine's noise, which can make a difference negative.)"]
     return out
 
 

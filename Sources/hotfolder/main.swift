@@ -12,11 +12,14 @@ usage: hotfolder run     --config FILE
        hotfolder check   --config FILE
        hotfolder process --config FILE --folder NAME FILE...
        hotfolder status  --config FILE
+       hotfolder journal --config FILE [--folder NAME] [JOB]
 
   run      watch the configured drop folders (foreground; SIGTERM or Ctrl-C stops)
   check    validate the configuration and print every folder's resolved settings
   process  run the pipeline once on the given files, without watching
   status   show each folder's waiting, running and failed documents
+  journal  print the journal of each drop folder, one line per step of a job
+           (or of the one JOB id given, as the log and the .error.txt files name it)
 
 """
 
@@ -172,6 +175,11 @@ case "process":
 case "status":
     let config = loadConfiguration(arguments.config)
     print(FolderStatus.report(for: config))
+case "journal":
+    let config = loadConfiguration(arguments.config)
+    guard arguments.files.count <= 1 else { fail("journal takes at most one JOB id\n\n" + usage, exitUsage) }
+    if let folder = arguments.folder, config.folder(named: folder) == nil { fail("no folder named \(folder) in \(config.file)", exitUsage) }
+    print(JournalReport.report(for: config, folder: arguments.folder, job: arguments.files.first))
 default:
     fail("unknown command \(arguments.command)\n\n" + usage, exitUsage)
 }

@@ -124,6 +124,35 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(lone.stdout.contains("is a job ticket, not a document: process its document lone.pdf"), lone.stdout)
     }
 
+    /// `hotfolder journal`: every step of a processed document, readable, by job.
+    func testJournalShowsEachStepOfAJob() throws {
+        let temp = TemporaryFolder("hf-cli")
+        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
+        _ = temp.sub("drop")
+        let file = temp.path + "/hf.conf"
+        try "[folder inbox]\npath = drop\nexport.to = out\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let none = try hotfolder(["journal", "--config", file])
+        XCTAssertEqual(none.status, 0, none.stderr)
+        XCTAssertTrue(none.stdout.contains("no journal: instance"), none.stdout)
+        try TestPDF(pages: 2).write(to: temp.path + "/memo.pdf")
+        XCTAssertEqual(try hotfolder(["process", "--config", file, "--folder", "inbox", temp.path + "/memo.pdf"]).status, 0)
+        let result = try hotfolder(["journal", "--config", file, "--folder", "inbox"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("  20") }
+        XCTAssertEqual(lines.map { $0.split(separator: " ", omittingEmptySubsequences: true)[2] },
+                       ["claimed", "generated", "exporting", "exported", "finished", "closed"], result.stdout)
+        XCTAssertTrue(lines[0].contains("→ memo.pdf"), lines[0])
+        XCTAssertTrue(lines[1].contains("2 pages") && lines[1].contains("export: pdf"), lines[1])
+        XCTAssertTrue(lines[3].contains("→ memo.pdf"), lines[3])
+        XCTAssertTrue(result.stdout.contains("6 records of 1 job"), result.stdout)
+        // One job by its id, as the log and the .error.txt name it.
+        let id = String(lines[0].split(separator: " ", omittingEmptySubsequences: true)[1])
+        let one = try hotfolder(["journal", "--config", file, id])
+        XCTAssertTrue(one.stdout.contains("6 records of 1 job"), one.stdout)
+        XCTAssertTrue(try hotfolder(["journal", "--config", file, "no-such-job"]).stdout.contains("0 records of 0 jobs"))
+        XCTAssertEqual(try hotfolder(["journal", "--config", file, "--folder", "nope"]).status, 64)
+    }
+
     func testProcessUnknownFolderOrMissingFile() throws {
         let temp = TemporaryFolder("hf-cli")
         defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends

@@ -51,6 +51,22 @@ final class FeatureTests: XCTestCase {
         waitUntil(timeout: 10, "the status board to clear") { board(h)?.destinations.first?.available == true && board(h)?.waiting.isEmpty == true }
     }
 
+    /// A service on `conf` in `temp` (reloadable: the file is rewritten and
+    /// reloaded by the test), with memo.pdf dropped once it runs, and waiting
+    /// until the status board says why the document waits.
+    func serviceWithAWaitingMemo(_ temp: TemporaryFolder, _ conf: String, waitsFor reason: String) throws -> (HotFolderService, Recorder, String) {
+        let file = temp.path + "/hf.conf"
+        try conf.write(toFile: file, atomically: true, encoding: .utf8)
+        let recorder = Recorder()
+        let service = HotFolderService(configuration: try ServiceConfiguration.load(file: file), delegate: recorder, logToStandardError: false)
+        service.start()
+        writeFile(temp.path + "/drop/memo.pdf", TestPDF(pages: 1).bytes)
+        waitUntil(timeout: 30, "the document to wait: \(reason)") {
+            StatusBoard.read(serviceArea: temp.path + "/drop/.hotfolder", instance: testInstance)?.waiting.first?.reason.contains(reason) == true
+        }
+        return (service, recorder, file)
+    }
+
     /// A job generated before a reload that puts {n} in the name gets its
     /// number when it resumes, not an empty one.
     func testAWaitingJobGetsANumberWhenAReloadAddsOne() throws {
@@ -59,18 +75,9 @@ final class FeatureTests: XCTestCase {
         func text(_ export: String) -> String {
             "[service]\ninstance = \(testInstance)\n\n[folder numbered]\npath = drop\nsettle = 0\nexport.to = out\n\(export)\n"
         }
-        let file = temp.path + "/hf.conf"
         // Far more free space than any disk has: the document waits, generated.
-        try text("export.min-free = 1000000T").write(toFile: file, atomically: true, encoding: .utf8)
-        let recorder = Recorder()
-        let service = HotFolderService(configuration: try ServiceConfiguration.load(file: file), delegate: recorder, logToStandardError: false)
-        service.start()
+        let (service, recorder, file) = try serviceWithAWaitingMemo(temp, text("export.min-free = 1000000T"), waitsFor: "export.min-free")
         defer { service.stop() }
-        writeFile(temp.path + "/drop/memo.pdf", TestPDF(pages: 1).bytes)
-        let area = temp.path + "/drop/.hotfolder"
-        waitUntil(timeout: 30, "the document to wait for free space") {
-            StatusBoard.read(serviceArea: area, instance: testInstance)?.waiting.first?.reason.contains("export.min-free") == true
-        }
         try text("export.name = {n}-{stem}").write(toFile: file, atomically: true, encoding: .utf8)
         service.reload(try ServiceConfiguration.load(file: file))
         waitUntil(timeout: 60, "the document to be exported after the reload") { recorder.outcomes.count == 1 }
@@ -85,17 +92,9 @@ final class FeatureTests: XCTestCase {
         func text(_ allow: String) -> String {
             "[service]\ncups-server = \(cups.server)\ninstance = \(testInstance)\n\n[folder station]\npath = drop\nsettle = 0\nexport.to = out\nprint.printer = station\nallow = \(allow)\n"
         }
-        let file = temp.path + "/hf.conf"
-        try text("export").write(toFile: file, atomically: true, encoding: .utf8)
-        let recorder = Recorder()
-        let service = HotFolderService(configuration: try ServiceConfiguration.load(file: file), delegate: recorder, logToStandardError: false)
-        service.start()
+        let (service, recorder, file) = try serviceWithAWaitingMemo(temp, text("export"), waitsFor: "allow = export")
         defer { service.stop() }
-        writeFile(temp.path + "/drop/memo.pdf", TestPDF(pages: 1).bytes)
         let area = temp.path + "/drop/.hotfolder"
-        waitUntil(timeout: 30, "print to wait for the policy") {
-            StatusBoard.read(serviceArea: area, instance: testInstance)?.waiting.first?.reason.contains("allow = export") == true
-        }
         XCTAssertTrue(exists(temp.path + "/out/memo.pdf"), "export is allowed and went")
         let destinations = StatusBoard.read(serviceArea: area, instance: testInstance)?.destinations ?? []
         XCTAssertEqual(destinations.first { $0.destination == .print }?.source, "folder policy")

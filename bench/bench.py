@@ -1149,6 +1149,10 @@ run, not absolute numbers across runs.
   (median of 5), then PNG-encoded by poppler's `image::save` (median of 3) and
   by the shim's libpng encoder at several levels and filters (median of 9);
   the row in bold is the setting `Sources/ImageShim/Render.cpp` uses.
+- **Profile**: not part of the run; `bench/profile` samples one service burst
+  with `perf record -e cpu-clock -g` and splits the samples by part of the
+  service (job threads, sync thread, inotify thread, workers) with the frames
+  each spends them in: how the causes named in the notes were found.
 - **Nothing is deleted while measuring**: each run's folders (and the floor's
   outputs) are moved aside and deleted at the end, and the run waits 40 s
   before its first case. The file system here is ext4 without a journal,

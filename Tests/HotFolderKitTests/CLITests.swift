@@ -151,6 +151,13 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(one.stdout.contains("6 records of 1 job"), one.stdout)
         XCTAssertTrue(try hotfolder(["journal", "--config", file, "no-such-job"]).stdout.contains("0 records of 0 jobs"))
         XCTAssertEqual(try hotfolder(["journal", "--config", file, "--folder", "nope"]).status, 64)
+        // A failed document: why, and where its original went.
+        try "not a pdf\n".write(toFile: temp.path + "/bad.pdf", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try hotfolder(["process", "--config", file, "--folder", "inbox", temp.path + "/bad.pdf"]).status, 1)
+        let failed = try hotfolder(["journal", "--config", file]).stdout
+        let last = failed.split(separator: "\n").map(String.init).filter { $0.contains("  failed  ") }
+        XCTAssertEqual(last.count, 1, failed)
+        XCTAssertTrue(last.first?.contains("→ bad.pdf  failure identify the document") == true, failed)
     }
 
     func testProcessUnknownFolderOrMissingFile() throws {

@@ -34,7 +34,9 @@ public enum JournalReport {
     }
 
     static func line(_ job: String, _ r: JournalRecord) -> String {
-        var parts = [Clock.timestamp(r.time), job, r.event.rawValue]
+        // The second failing record is written once the original is in failed/.
+        let step = r.event == .failing && r.name != nil ? "failed" : r.event.rawValue
+        var parts = [Clock.timestamp(r.time), job, step]
         if let d = r.destination { parts.append(d.rawValue) }
         if let item = r.item { parts.append("item \(item)") }
         if let name = r.name { parts.append("→ \(name)") }

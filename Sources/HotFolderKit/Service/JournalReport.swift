@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// `hotfolder journal`: the instance journal of each drop folder, one line per
 /// record, for an operator who wants to know what happened to a document (the
@@ -16,7 +17,13 @@ public enum JournalReport {
                 continue
             }
             guard let data = FileManager.default.contents(atPath: path) else {
-                lines.append("  no journal: instance \(configuration.instance) has not claimed a document here")
+                // Why, from an open of its own (Foundation does not say).
+                let fd = open(path, O_RDONLY | O_CLOEXEC)
+                let error = fd < 0 ? errno : 0
+                if fd >= 0 { close(fd) }
+                lines.append(error == ENOENT
+                    ? "  no journal: instance \(configuration.instance) has not claimed a document here"
+                    : "  cannot read it: \(error == 0 ? "it changed while it was read; try again" : String(cString: strerror(error)) + " (run this as the service's user)")")
                 continue
             }
             let records = JournalFile.records(in: Array(data)).filter { job == nil || $0.job == job }

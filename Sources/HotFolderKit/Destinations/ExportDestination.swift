@@ -113,11 +113,7 @@ struct ExportDestination {
                         guard error.errno == ENOENT, folder.exists(temporary) else { throw error }
                     }
                 }
-                try job.journal.append(.exporting, destination: .export, sync: false) {
-                    $0.name = finalName
-                    $0.temporary = direct ? nil : temporary
-                    $0.item = file
-                }
+                try recordExporting(file, as: finalName, via: direct ? nil : temporary, job: job)
                 // The result's bytes and the record that it is being published
                 // must be durable before its final name exists: a crash can then
                 // neither show a partial file nor make a restart publish it
@@ -134,11 +130,7 @@ struct ExportDestination {
                 // The same device but another mount (a bind mount): copied to a
                 // temporary name after all, and synced again before it is placed.
                 try stage(file, of: job, as: temporary)
-                try job.journal.append(.exporting, destination: .export, sync: false) {
-                    $0.name = finalName
-                    $0.temporary = temporary
-                    $0.item = file
-                }
+                try recordExporting(file, as: finalName, via: temporary, job: job)
                 job.exportsNeedSyncAgain(file)
                 return .staged
             }
@@ -157,6 +149,16 @@ struct ExportDestination {
                              transient: error.isTransient)
         } catch {
             throw JobFailure(.export, "\(error)", remedy: "Check the export folder.", transient: true)
+        }
+    }
+
+    /// Journals that `file` is being exported as `finalName`, waiting in the
+    /// job (`temporary` nil) or under `temporary` in the export folder.
+    private func recordExporting(_ file: String, as finalName: String, via temporary: String?, job: JobFolder) throws(SystemError) {
+        try job.journal.append(.exporting, destination: .export, sync: false) {
+            $0.name = finalName
+            $0.temporary = temporary
+            $0.item = file
         }
     }
 

@@ -374,14 +374,10 @@ public final class HotFolderService: @unchecked Sendable {
             // A reload that put {n} in a name while the job waited: it gets a
             // number now, unless a delivery already began with the old name.
             if number == nil, Self.usesCounter(folder), !result.outputs.contains(where: { Self.started($0.destination, job.journal) }) {
-                let assigned = runtime.nextNumber()
-                var record = JournalRecord(.generated)
-                record.result = result
-                record.number = assigned
-                do { try job.journal.append(record, sync: false) } catch {
-                    return handle(JobFailure(.generate, "cannot write the job journal: \(error)", remedy: "Check free space in \(folder.serviceArea).", transient: true), job, runtime, warnings: result.warnings, attempt: attempt)
+                number = runtime.nextNumber()
+                do { try Self.journalGenerated(result, number: number, job, folder) } catch {
+                    return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
                 }
-                number = assigned
             }
         } else {
             // Leftovers of an interrupted generation are redone from the original.
@@ -397,12 +393,8 @@ public final class HotFolderService: @unchecked Sendable {
             } catch {
                 return handle(error, job, runtime, warnings: [], attempt: attempt)
             }
-            var record = JournalRecord(.generated)
-            record.result = result
-            record.number = number
-            // Not synced: a lost record means generating again, which is harmless.
-            do { try job.journal.append(record, sync: false) } catch {
-                return handle(JobFailure(.generate, "cannot write the job journal: \(error)", remedy: "Check free space in \(folder.serviceArea).", transient: true), job, runtime, warnings: result.warnings, attempt: attempt)
+            do { try Self.journalGenerated(result, number: number, job, folder) } catch {
+                return handle(error, job, runtime, warnings: result.warnings, attempt: attempt)
             }
             for warning in result.warnings { log.log(.warning, warning, folder: folder.name, job: job.id) }
             for note in result.notes { log.log(.info, note, folder: folder.name, job: job.id) }
@@ -483,6 +475,17 @@ public final class HotFolderService: @unchecked Sendable {
             if !self.pool.resume(finish) { finish() }
         }
         return nil
+    }
+
+    /// Journals what generation made (and the job's number). Not synced: a
+    /// lost record means generating again, which is harmless.
+    private static func journalGenerated(_ result: PipelineResult, number: Int?, _ job: JobFolder, _ folder: FolderConfiguration) throws(JobFailure) {
+        var record = JournalRecord(.generated)
+        record.result = result
+        record.number = number
+        do { try job.journal.append(record, sync: false) } catch {
+            throw JobFailure(.generate, "cannot write the job journal: \(error)", remedy: "Check free space in \(folder.serviceArea).", transient: true)
+        }
     }
 
     /// The export's files wait under their temporary names for a sync; the

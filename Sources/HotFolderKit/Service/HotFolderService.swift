@@ -458,16 +458,10 @@ public final class HotFolderService: @unchecked Sendable {
         // That sync is shared with other documents, and this thread does not
         // wait for it: the sync's thread finishes the job once it is done.
         let (outputs, warnings) = (delivered, result.warnings)
-        pool.handOff()
-        durability.afterSync(exportFolders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
+        handOffUntilSynced(job, runtime, exportFolders, warnings: warnings, attempt: attempt,
+                           failing: "cannot make the export durable",
+                           remedy: "Check the export folder's file system; the job is retried and nothing is delivered twice.") { [weak self] in
             guard let self else { return }
-            if let failure {
-                self.pool.release()
-                _ = self.handle(JobFailure(.export, "cannot make the export durable: \(failure)",
-                                           remedy: "Check the export folder's file system; the job is retried and nothing is delivered twice.", transient: true),
-                                job, runtime, warnings: warnings, attempt: attempt)
-                return
-            }
             // On a job thread, so that the next sync starts at once.
             let finish: @Sendable () -> Void = {
                 _ = self.complete(job, runtime, delivered: outputs, warnings: warnings, attempt: attempt)
@@ -475,6 +469,25 @@ public final class HotFolderService: @unchecked Sendable {
             if !self.pool.resume(finish) { finish() }
         }
         return nil
+    }
+
+    /// The job leaves this thread until a sync of `folders` and of its journal
+    /// (shared with other documents) is done; `then` runs on the sync's
+    /// thread afterwards. A failed sync is a transient export failure.
+    private func handOffUntilSynced(_ job: JobFolder, _ runtime: FolderRuntime, _ folders: [Directory], warnings: [String], attempt: Int,
+                                    failing reason: String, remedy: String, then: @escaping @Sendable () -> Void) {
+        // Still pending (and counted against maxQueuedDocuments) while it waits.
+        pool.handOff()
+        durability.afterSync(folders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
+            guard let self else { return }
+            if let failure {
+                self.pool.release()
+                _ = self.handle(JobFailure(.export, "\(reason): \(failure)", remedy: remedy, transient: true),
+                                job, runtime, warnings: warnings, attempt: attempt)
+                return
+            }
+            then()
+        }
     }
 
     /// Journals what generation made (and the job's number). Not synced: a
@@ -488,23 +501,17 @@ public final class HotFolderService: @unchecked Sendable {
         }
     }
 
-    /// The export's files wait under their temporary names for a sync; the
-    /// job goes on (placing them) once it is done, on a job thread, before
-    /// documents not yet claimed. This thread does not wait: it takes the
-    /// next document meanwhile.
+    /// The export's files wait for a sync before their final names (in the
+    /// job, or under temporary names in the export folder); the job goes on
+    /// (placing them) once it is done, on a job thread, before documents not
+    /// yet claimed. This thread does not wait: it takes the next document
+    /// meanwhile.
     private func awaitExportSync(_ job: JobFolder, _ runtime: FolderRuntime, _ folders: [Directory], warnings: [String], attempt: Int) {
         let staged = job.exportsStaged
-        // Still pending (and counted against maxQueuedDocuments) while it waits.
-        pool.handOff()
-        durability.afterSync(folders, preparing: job.journal.file.map { [$0] } ?? []) { [weak self] failure in
+        handOffUntilSynced(job, runtime, folders, warnings: warnings, attempt: attempt,
+                           failing: "cannot make the staged export durable",
+                           remedy: "Check the file system of the export folder and of the drop folder; the job is retried and nothing is delivered twice.") { [weak self] in
             guard let self else { return }
-            if let failure {
-                self.pool.release()
-                _ = self.handle(JobFailure(.export, "cannot make the staged export durable: \(failure)",
-                                           remedy: "Check the file system of the export folder and of the drop folder; the job is retried and nothing is delivered twice.", transient: true),
-                                job, runtime, warnings: warnings, attempt: attempt)
-                return
-            }
             job.exportsDurable(staged)
             // While the service stops the job threads take nothing new: the
             // job is finished here (it does not wait for a sync on this thread).

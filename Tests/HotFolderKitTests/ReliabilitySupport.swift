@@ -8,15 +8,15 @@ import XCTest
 
 // MARK: - seeded randomness
 
-/// SplitMix64: a small, seedable generator, so a failing random schedule can
-/// be replayed (the seed is printed; HOTFOLDER_RL_SEED=N replays it).
+/// The job ids' SplitMix64, seeded, so a failing random schedule can be
+/// replayed (the seed is printed; HOTFOLDER_RL_SEED=N replays it).
 struct RLRandom: RandomNumberGenerator {
-    private var state: UInt64
+    private var generator: SplitMix64
     let seed: UInt64
 
     init(seed: UInt64) {
         self.seed = seed
-        state = seed
+        generator = SplitMix64(seed: seed)
     }
 
     /// The seed from HOTFOLDER_RL_SEED, else a fresh one; printed either way.
@@ -27,13 +27,7 @@ struct RLRandom: RandomNumberGenerator {
         return RLRandom(seed: seed)
     }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 }
 
 // MARK: - processes

@@ -234,20 +234,9 @@ public final class JobFolder: @unchecked Sendable {
         return Clock.format("%Y%m%dT%H%M%S", seconds: Int(now.timeIntervalSince1970), utc: true) + "-" + String(random, radix: 36)
     }
 
-    /// 64 random bits per id, as unlikely to repeat as the system's random
-    /// numbers, without a getrandom call per document: SplitMix64, seeded
-    /// once from the system.
-    private struct SplitMix64 {
-        var state = UInt64.random(in: 0...UInt64.max)
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
+    /// 64 random bits per id, as unlikely to repeat as the system's random
+    /// numbers, without a getrandom call per document.
     private static let idGenerator = Mutex(SplitMix64())
 
     /// `<id> <name>`, with the name's stem shortened where the whole would

@@ -8,6 +8,17 @@ final class CLITests: XCTestCase {
         try runProcess(try HotfolderExecutable.require(), arguments, currentDirectory: directory)
     }
 
+    /// A scratch folder (kept until the test ends) with a drop folder and a
+    /// configuration: folder `inbox` exporting from drop/ to out/, plus `extra` lines.
+    func inboxConfiguration(_ extra: String = "") throws -> (temp: TemporaryFolder, file: String) {
+        let temp = TemporaryFolder("hf-cli")
+        addTeardownBlock { withExtendedLifetime(temp) {} }
+        _ = temp.sub("drop")
+        let file = temp.path + "/hf.conf"
+        try ("[folder inbox]\npath = drop\nexport.to = out\n" + extra).write(toFile: file, atomically: true, encoding: .utf8)
+        return (temp, file)
+    }
+
     func testCheckAcceptsAGoodConfiguration() throws {
         let temp = TemporaryFolder("hf-cli")
         defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
@@ -72,12 +83,8 @@ final class CLITests: XCTestCase {
     }
 
     func testProcessExitsNonZeroWhenOneFails() throws {
-        let temp = TemporaryFolder("hf-cli")
-        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
-        _ = temp.sub("drop")
+        let (temp, file) = try inboxConfiguration("export.pages = 2\n")
         let inbox = temp.sub("inbox")
-        let file = temp.path + "/hf.conf"
-        try "[folder inbox]\npath = drop\nexport.to = out\nexport.pages = 2\n".write(toFile: file, atomically: true, encoding: .utf8)
         try TestPDF(pages: 3).write(to: inbox + "/a.pdf")
         writeFile(inbox + "/bad.pdf", [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0])
         let result = try hotfolder(["process", "--config", file, "--folder", "inbox", "a.pdf", "bad.pdf"], in: inbox)
@@ -91,11 +98,7 @@ final class CLITests: XCTestCase {
     }
 
     func testProcessExitsZeroWhenAllSucceed() throws {
-        let temp = TemporaryFolder("hf-cli")
-        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
-        _ = temp.sub("drop")
-        let file = temp.path + "/hf.conf"
-        try "[folder inbox]\npath = drop\nexport.to = out\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let (temp, file) = try inboxConfiguration()
         try TestPDF(pages: 1).write(to: temp.path + "/one.pdf")
         try TestPDF(pages: 2).write(to: temp.path + "/two.pdf")
         let result = try hotfolder(["process", "--config", file, "--folder", "inbox", temp.path + "/one.pdf", temp.path + "/two.pdf"])
@@ -106,11 +109,7 @@ final class CLITests: XCTestCase {
     /// `process doc.pdf doc.pdf.ticket` (as a shell glob gives them): the
     /// ticket goes with its document and is not processed on its own.
     func testProcessADocumentNamedWithItsTicket() throws {
-        let temp = TemporaryFolder("hf-cli")
-        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
-        _ = temp.sub("drop")
-        let file = temp.path + "/hf.conf"
-        try "[folder inbox]\npath = drop\nexport.to = out\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let (temp, file) = try inboxConfiguration()
         try TestPDF(pages: 1).write(to: temp.path + "/one.pdf")
         try "name = named-by-ticket\n".write(toFile: temp.path + "/one.pdf.ticket", atomically: true, encoding: .utf8)
         let result = try hotfolder(["process", "--config", file, "--folder", "inbox", temp.path + "/one.pdf", temp.path + "/one.pdf.ticket"])
@@ -126,11 +125,7 @@ final class CLITests: XCTestCase {
 
     /// `hotfolder journal`: every step of a processed document, readable, by job.
     func testJournalShowsEachStepOfAJob() throws {
-        let temp = TemporaryFolder("hf-cli")
-        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
-        _ = temp.sub("drop")
-        let file = temp.path + "/hf.conf"
-        try "[folder inbox]\npath = drop\nexport.to = out\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let (temp, file) = try inboxConfiguration()
         let none = try hotfolder(["journal", "--config", file])
         XCTAssertEqual(none.status, 0, none.stderr)
         XCTAssertTrue(none.stdout.contains("no journal: instance"), none.stdout)
@@ -161,11 +156,7 @@ final class CLITests: XCTestCase {
     }
 
     func testProcessUnknownFolderOrMissingFile() throws {
-        let temp = TemporaryFolder("hf-cli")
-        defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
-        _ = temp.sub("drop")
-        let file = temp.path + "/hf.conf"
-        try "[folder inbox]\npath = drop\nexport.to = out\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let (temp, file) = try inboxConfiguration()
         let missing = try hotfolder(["process", "--config", file, "--folder", "inbox", temp.path + "/missing.pdf"])
         XCTAssertNotEqual(missing.status, 0)
         XCTAssertTrue(missing.stdout.contains("FAILED"), missing.stdout)

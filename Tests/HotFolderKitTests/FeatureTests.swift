@@ -31,6 +31,29 @@ final class FeatureTests: XCTestCase {
         XCTAssertTrue(h.recorder.logText.contains("exporting paused, documents wait"), h.recorder.logText)
     }
 
+    /// With no service running, status counts the documents claimed and left
+    /// to resume (not the job area's shard folders) and those not yet taken.
+    func testStatusWithoutAServiceCountsClaimedDocuments() throws {
+        let temp = TemporaryFolder("hf-status")
+        let drop = temp.sub("drop")
+        let config = try configuration("[service]\ninstance = \(testInstance)\n\n[folder test]\npath = drop\nexport.to = out\n", in: temp)
+        let area = try JobArea.open(path: instancePath(of: drop))
+        var status = FolderStatus.report(for: config)
+        XCTAssertTrue(status.contains("claimed, to resume at the next start: 0"), status)
+        for name in ["a.pdf", "b.pdf", "c.pdf"] {
+            writeFile(drop + "/" + name, TestPDF(pages: 1).bytes)
+        }
+        for name in ["a.pdf", "b.pdf"] {
+            guard case .claimed = try JobFolder.claim(name, from: try Directory(path: drop), relativeFolder: "", into: area) else {
+                return XCTFail("\(name) vanished before it was claimed")
+            }
+        }
+        status = FolderStatus.report(for: config)
+        XCTAssertTrue(status.contains("not served right now"), status)
+        XCTAssertTrue(status.contains("claimed, to resume at the next start: 2"), status)
+        XCTAssertTrue(status.contains("not yet taken: 1"), status)
+    }
+
     func testAnExportFolderThatIsAFileIsWaitedForAndTheDocumentGoesWhenItIsFixed() throws {
         let h = try ServiceHarness { paths in
             writeFile(paths.out, "not a folder")

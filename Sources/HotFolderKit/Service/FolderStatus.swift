@@ -40,8 +40,7 @@ public enum FolderStatus {
                 }
             } else {
                 lines.append("  not served right now (no running service for instance \(configuration.instance))")
-                let jobs = (try? fm.contentsOfDirectory(atPath: folder.serviceArea + "/" + configuration.instance + "/jobs")) ?? []
-                lines.append("  claimed, to resume at the next start: \(jobs.count)")
+                lines.append("  claimed, to resume at the next start: \(claimedJobs(in: folder.serviceArea + "/" + configuration.instance + "/jobs"))")
                 for d in folder.destinations where d.destination == .export {
                     let writable = fm.isWritableFile(atPath: d.exportFolder)
                     lines.append("  export → \(d.exportFolder): \(writable ? "exists and is writable" : "missing or not writable")")
@@ -51,5 +50,23 @@ public enum FolderStatus {
             lines.append("  failed (see \(folder.failedFolder)): \(failed.count)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The originals in `jobs/`: in its shard folders (`0` … `f`), or one
+    /// folder per job as an earlier layout kept them. (The shards themselves
+    /// are no jobs.)
+    static func claimedJobs(in jobs: String) -> Int {
+        let fm = FileManager.default
+        var count = 0
+        for entry in (try? fm.contentsOfDirectory(atPath: jobs)) ?? [] {
+            guard entry.count == 1 else {
+                count += 1
+                continue
+            }
+            for name in (try? fm.contentsOfDirectory(atPath: jobs + "/" + entry)) ?? [] {
+                if case .original = JobFolder.parse(name) { count += 1 }
+            }
+        }
+        return count
     }
 }

@@ -123,6 +123,42 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertEqual(service.terminate().exit, .exited(0))
     }
 
+    /// The drop folder's file system (here a 4 MB tmpfs, mounted for the
+    /// test) fills up: the PDF engine's write of the result fails with ENOSPC.
+    /// That is the service area's fault, not the document's: it waits with the
+    /// reason, and goes once there is room again (not to failed/).
+    func testFullDiskWhileGeneratingMakesTheDocumentWaitNotFail() throws {
+        let service = try RLService("disk-full", config: rlConfig(folder: ["export.to": "out"]))
+        let f = RLFolders(root: service.root.path)
+        guard getuid() == 0, try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "hf-test", f.drop]).status == 0 else {
+            throw XCTSkip("mounting a tmpfs needs root")
+        }
+        defer { _ = try? runProcess("/bin/umount", ["-l", f.drop]) }
+        // Dropped before the start, so that it is there when the disk is full.
+        // 2,000 pages: a few hundred KB, in and out (each page is its own objects).
+        let document = TestPDF(pages: 2000, title: "big").bytes
+        writeFile(f.drop + "/big.pdf", document)
+        // All but 64 KB taken (the result is larger; a journal record and the
+        // status board still fit), by a file in the service area, which is never watched.
+        var fs = statvfs()
+        XCTAssertEqual(statvfs(f.drop, &fs), 0)
+        let free = Int(fs.f_bavail) * Int(fs.f_bsize)
+        XCTAssertGreaterThan(document.count, 256 << 10, "the result must not fit")
+        try FileManager.default.createDirectory(atPath: f.drop + "/.hotfolder", withIntermediateDirectories: true)
+        let filler = f.drop + "/.hotfolder/filler"
+        writeFile(filler, [UInt8](repeating: 0x55, count: free - (64 << 10)))
+        try service.start()
+        waitUntil(timeout: 30, "the document to wait for room") { service.currentLog.contains("big.pdf waits:") || !service.isRunning }
+        let log = service.currentLog
+        XCTAssertTrue(log.contains("cannot write the result") && log.contains("No space left on device"), log)
+        XCTAssertEqual(f.failedNames, [], "a full disk is no fault of the document's")
+        XCTAssertEqual(unlink(filler), 0)
+        waitUntil(timeout: 60, "the document to go once there is room") { exists(f.done + "/big.pdf") || !service.isRunning }
+        XCTAssertEqual(try summarize(f.out + "/big.pdf").pages, 2000)
+        XCTAssertEqual(f.failedNames, [])
+        XCTAssertEqual(service.terminate().exit, .exited(0))
+    }
+
     // MARK: - network share (watch = poll)
 
     /// Two slow writers on a polled share (one keeps the file open, one opens

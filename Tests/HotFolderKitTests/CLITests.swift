@@ -172,12 +172,17 @@ final class CLITests: XCTestCase {
         let process = Process()
         let logPath: String
 
-        init(config: String, log: String) throws {
+        /// - Parameter launcher: a command that runs the service (its arguments follow).
+        init(config: String, log: String, environment: [String: String] = [:], launcher: [String] = []) throws {
             logPath = log
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
             _ = FileManager.default.createFile(atPath: log, contents: nil)
             let handle = try XCTUnwrap(FileHandle(forWritingAtPath: log))
-            process.executableURL = URL(fileURLWithPath: try HotfolderExecutable.require())
-            process.arguments = ["run", "--config", config]
+            let command = launcher + [try HotfolderExecutable.require(), "run", "--config", config]
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
             process.standardOutput = handle
             process.standardError = handle
             try process.run()
@@ -264,17 +269,48 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// inotify refuses the drop folder's watch (its watch limit: here 1 in a
+    /// user namespace of the test's own, which the service's control folder
+    /// takes): the service says why and how to raise it, and polls the folder
+    /// instead, so documents are still taken, those already there and new ones.
+    func testRunPollsAFolderInotifyCannotWatch() throws {
+        guard (try? runProcess("/usr/bin/unshare", ["-U", "-r", "true"]))?.status == 0 else {
+            throw XCTSkip("no user namespaces here")
+        }
+        let temp = TemporaryFolder("hf-run")
+        defer { withExtendedLifetime(temp) {} }
+        let drop = temp.sub("drop")
+        let config = temp.path + "/hf.conf"
+        try "[service]\ninstance = test\n[folder f]\npath = drop\nsettle = 0\npoll-interval = 100ms\nexport.to = out\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        try TestPDF(pages: 1).write(to: drop + "/before.pdf")
+        let run = try Running(config: config, log: temp.path + "/hotfolder.log", launcher: [
+            "/usr/bin/unshare", "-U", "-r", "/bin/sh", "-c", "echo 1 > /proc/sys/user/max_inotify_watches && exec \"$@\"", "sh",
+        ])
+        waitUntil(timeout: 30, "the fallback to polling") { run.log.contains("polling the folder every") || !run.process.isRunning }
+        XCTAssertTrue(run.log.contains("cannot watch \(drop): the inotify watch limit is reached (raise it with `sysctl fs.inotify.max_user_watches"), run.log)
+        waitUntil(timeout: 30, "the document that was there") { exists(drop + "/done/before.pdf") || !run.process.isRunning }
+        try TestPDF(pages: 2).write(to: drop + "/after.pdf")
+        waitUntil(timeout: 30, "a document dropped afterwards") { exists(drop + "/done/after.pdf") || !run.process.isRunning }
+        XCTAssertEqual(files(in: temp.path + "/out"), ["after.pdf", "before.pdf"], run.log)
+        XCTAssertEqual(run.terminate(), 0)
+    }
+
     func testRunStopsCleanlyOnSIGTERM() throws {
         let temp = TemporaryFolder("hf-run")
         defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends
         let drop = temp.sub("drop")
         let config = temp.path + "/hf.conf"
         try "[service]\ninstance = test\n[folder f]\npath = drop\nsettle = 0\nexport.to = out\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let run = try Running(config: config, log: temp.path + "/hotfolder.log")
+        // Its temporary files go to TMPDIR (the inotify hub's control folder): none is left behind.
+        let tmp = temp.sub("tmp")
+        let run = try Running(config: config, log: temp.path + "/hotfolder.log", environment: ["TMPDIR": tmp])
         try TestPDF(pages: 3).write(to: drop + "/a.pdf")
         waitUntil(timeout: 30, "the document") { exists(temp.path + "/out/a.pdf") }
         XCTAssertEqual(try summarize(temp.path + "/out/a.pdf").pages, 3)
+        XCTAssertTrue(files(in: tmp).contains { $0.hasPrefix("hotfolder-inotify-") }, "the control folder is in TMPDIR while the service runs: \(files(in: tmp))")
         XCTAssertEqual(run.terminate(), 0)
         XCTAssertTrue(run.log.contains("stopped"), run.log)
+        XCTAssertEqual(files(in: tmp), [], "left in TMPDIR after a clean stop")
     }
 }

@@ -200,6 +200,33 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertEqual(service.terminate().exit, .exited(0))
     }
 
+    /// A claim that fails (here the file is immutable, chattr +i, so even root
+    /// cannot move it) leaves the document in a polled folder, and the poller
+    /// does not announce an unchanged file again by itself: the safety rescan
+    /// must, so that the document is taken once the cause is gone.
+    func testPolledDocumentWhoseClaimFailedIsTakenByTheRescan() throws {
+        let service = try RLService("claim-retry", config: rlConfig(folder: [
+            "watch": "poll", "poll-interval": "100ms", "settle": "1s", "rescan": "1s", "export.to": "out",
+        ]))
+        let f = RLFolders(root: service.root.path)
+        try service.start()
+        service.waitUntilWatching()
+        let held = f.drop + "/held.pdf"
+        writeFile(held, rlPDF(title: "held"))
+        // Long before settle (1 s) ends; the poller has not even seen it twice.
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr"), try runProcess("/usr/bin/chattr", ["+i", held]).status == 0 else {
+            throw XCTSkip("chattr +i is not supported here")
+        }
+        defer { _ = try? runProcess("/usr/bin/chattr", ["-i", held]) }
+        waitUntil(timeout: 30, "the claim to fail") { service.currentLog.contains("cannot claim") || !service.isRunning }
+        XCTAssertTrue(exists(held), "the document stays where it is")
+        XCTAssertEqual(try runProcess("/usr/bin/chattr", ["-i", held]).status, 0)
+        waitUntil(timeout: 30, "the document to be taken by a rescan") { exists(f.done + "/held.pdf") || !service.isRunning }
+        XCTAssertTrue(exists(f.out + "/held.pdf"), service.currentLog)
+        XCTAssertEqual(f.failedNames, [])
+        XCTAssertEqual(service.terminate().exit, .exited(0))
+    }
+
     /// The polled drop folder is removed (rm -rf: a share unmounted, a folder
     /// deleted): the service says so once, keeps running, fails nothing, and
     /// watches the folder again when it is back.

@@ -129,8 +129,13 @@ final class FolderRuntime: @unchecked Sendable {
     }
 
     /// Stops seeing changes (the service stops, or the folder went away).
+    /// Ends the folder's inotify watching (at most once, whoever asks first).
+    func stopInotify() {
+        if let token = hubToken.withLock({ t -> Int? in defer { t = nil }; return t }) { InotifyHub.shared.remove(token) }
+    }
+
     func stopWatching() {
-        if let token = hubToken.withLock({ $0 }) { InotifyHub.shared.remove(token) }
+        stopInotify()
         poller.withLock { $0 }?.stop()
         rescanTimer?.cancel()
         settler.cancel()

@@ -197,31 +197,36 @@ public final class HotFolderService: @unchecked Sendable {
         var how: String
         let remote = Poller.remoteFileSystem(at: folder.path)
         if folder.watch == .poll || (folder.watch == .auto && remote != nil) {
-            let poller = Poller(root: folder.path, recursive: folder.recursive, excluded: runtime.excluded, rules: rules,
-                                interval: folder.pollInterval, sink: settler)
-            runtime.poller.withLock { $0 = poller }
-            poller.start()
+            startPolling(runtime)
             how = "polling every \(Self.format(folder.pollInterval))" + (remote.map { " (on \($0), where inotify misses remote writes)" } ?? "")
         } else {
             let token = InotifyHub.shared.add(.init(
                 root: folder.path, recursive: folder.recursive, excluded: runtime.excluded, rules: rules, sink: settler))
             runtime.hubToken.withLock { $0 = token }
+            // inotify may have refused the folder already, before the token was here to remove.
+            if runtime.poller.withLock({ $0 }) != nil { runtime.stopInotify() }
             how = "inotify"
-            if folder.rescan > 0 {
-                let timer = DispatchSource.makeTimerSource(queue: timers)
-                timer.schedule(deadline: .now() + folder.rescan, repeating: folder.rescan, leeway: .seconds(1))
-                timer.setEventHandler { [weak self, weak runtime] in
-                    guard let self, let runtime else { return }
+        }
+        if folder.rescan > 0 {
+            // What inotify missed (a queue overflow on another mount, a bug)
+            // and what the service had to leave (a claim that failed, in either
+            // mode) is found again.
+            let timer = DispatchSource.makeTimerSource(queue: timers)
+            timer.schedule(deadline: .now() + folder.rescan, repeating: folder.rescan, leeway: .seconds(1))
+            timer.setEventHandler { [weak self, weak runtime] in
+                guard let self, let runtime else { return }
+                if let token = runtime.hubToken.withLock({ $0 }) {
                     if runtime.isStale {
                         self.watchEvent(.folderGone(path: folder.path), folder: name)
                     } else {
                         InotifyHub.shared.rescan(token)
                     }
                 }
-                timer.resume()
-                runtime.rescanTimer = timer
-                how += ", rescan every \(Self.format(folder.rescan))"
+                runtime.poller.withLock { $0 }?.announceAgain()
             }
+            timer.resume()
+            runtime.rescanTimer = timer
+            how += ", rescan every \(Self.format(folder.rescan))"
         }
         how += ", settle \(Self.format(folder.settle))"
         if folder.recursive { how += ", with subfolders" }
@@ -229,6 +234,25 @@ public final class HotFolderService: @unchecked Sendable {
             d.destination == .export ? "export to \(d.exportFolder)" : "print on \(d.printer ?? "the default printer")"
         }
         log.log(.info, "watching \(folder.path) (\(how)); \(targets.joined(separator: ", "))", folder: name)
+    }
+
+    /// Watches the folder by polling: as configured, or instead of inotify
+    /// when inotify cannot watch it (once; false when it already polls).
+    @discardableResult
+    private func startPolling(_ runtime: FolderRuntime) -> Bool {
+        let folder = runtime.config
+        let poller = Poller(root: folder.path, recursive: folder.recursive, excluded: runtime.excluded,
+                            rules: IgnoreRules(ignore: folder.ignore, include: folder.include),
+                            interval: folder.pollInterval, sink: runtime.settler)
+        let started = runtime.poller.withLock { current -> Bool in
+            guard current == nil else { return false }
+            current = poller
+            return true
+        }
+        guard started else { return false }
+        runtime.stopInotify()
+        poller.start()
+        return true
     }
 
     /// Starts the folder again in 5 s, unless the service stopped or a reload
@@ -251,6 +275,9 @@ public final class HotFolderService: @unchecked Sendable {
             retryLater(runtime.config)
         case .overflow:
             log.log(.warning, "inotify queue overflowed; rescanning the folder", folder: folder)
+        case .cannotWatch(let path, let reason):
+            guard let runtime = runtimes.withLock({ $0[folder] }), !runtime.isStale, startPolling(runtime) else { return }
+            log.log(.error, "cannot watch \(path): \(reason); polling the folder every \(Self.format(runtime.config.pollInterval)) instead", folder: folder)
         default:
             break
         }

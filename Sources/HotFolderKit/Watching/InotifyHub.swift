@@ -73,12 +73,16 @@ public final class InotifyHub: @unchecked Sendable {
         let mustStart = shared.withLock { state -> Bool in
             if state.running { return false }
             state.running = true
-            var template = Array("/tmp/hotfolder-inotify-XXXXXX".utf8CString)
+            let tmp = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            var template = Array((tmp + "/hotfolder-inotify-XXXXXX").utf8CString)
             let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
             state.controlDirectory = made.map { String(cString: $0) } ?? ""
             return true
         }
         guard mustStart else { return }
+        // The folder is empty between wakes; without this every start of the
+        // service left one in /tmp. (A killed process still leaves its own.)
+        atexit { InotifyHub.shared.removeControlDirectory() }
         let semaphore = DispatchSemaphore(value: 0)
         let thread = Thread { [self] in
             self.setUp()
@@ -88,6 +92,11 @@ public final class InotifyHub: @unchecked Sendable {
         thread.name = "inotify"
         thread.start()
         semaphore.wait()
+    }
+
+    private func removeControlDirectory() {
+        let dir = shared.withLock { $0.controlDirectory }
+        if !dir.isEmpty { rmdir(dir) }
     }
 
     private func wake() {
@@ -178,11 +187,15 @@ public final class InotifyHub: @unchecked Sendable {
             let e = inotifytools_error()
             if isRoot && (e == ENOENT || e == ENOTDIR) {
                 registration.sink.receive(.folderGone(path: path))
-            } else if e == ENOSPC {
-                registration.sink.problem("cannot watch \(path): the inotify watch limit is reached; raise it with `sysctl fs.inotify.max_user_watches=524288` (and in /etc/sysctl.d to keep it)")
-            } else {
-                registration.sink.problem("cannot watch \(path): \(String(cString: strerror(e)))")
+                return
             }
+            if e == ENOENT || e == ENOTDIR { return } // a subfolder gone already
+            let reason = e == ENOSPC
+                ? "the inotify watch limit is reached (raise it with `sysctl fs.inotify.max_user_watches=524288`, and in /etc/sysctl.d to keep it)"
+                : String(cString: strerror(e))
+            // Files already there are still found; new ones would not be.
+            scan(path, id: id, registration: registration)
+            registration.sink.receive(.cannotWatch(path: path, reason: reason))
             return
         }
         let wd = wd(for: path)

@@ -83,7 +83,7 @@ public final class Settler: WatchSink, @unchecked Sendable {
             let c = Candidate(directory: d, name: n)
             pending[c] = nil
             writing.remove(c)
-        case .folderGone, .overflow:
+        case .folderGone, .overflow, .cannotWatch:
             // Off this queue: the owner may cancel this settler in response.
             let onEvent = self.onEvent
             DispatchQueue.global().async { onEvent(event) }

@@ -14,6 +14,9 @@ public enum WatchEvent: Sendable, Equatable {
     case folderGone(path: String)
     /// Events may have been lost (queue overflow); a scan follows.
     case overflow
+    /// inotify refused to watch a folder of the tree (its watch limit, no
+    /// memory): events from it would never come. The folder was scanned.
+    case cannotWatch(path: String, reason: String)
 }
 
 /// Receives the watcher's events for one drop folder. Called on the watcher's

@@ -40,4 +40,28 @@ final class FloodTests: XCTestCase {
         XCTAssertLessThanOrEqual(highest.withLock { $0 }, 25 + 1, "the queue stayed bounded")
         XCTAssertTrue(recorder.logText.contains("stay in the folder until the queue drains"))
     }
+
+    /// A rescan while documents wait for a job thread finds them again in the
+    /// folder: each stays queued once. (A second entry would claim whatever
+    /// has the name by its turn, a new file still being written; here it would
+    /// find the file gone, which the debug log says.)
+    func testRescanWhileDocumentsAreQueuedQueuesEachOnce() throws {
+        let h = try ServiceHarness(workers: 1)
+        defer { h.stop() }
+        h.start()
+        let count = 30
+        let staging = h.temp.sub("staging")
+        // Big enough that the queue holds most of them for a while.
+        let pdf = TestPDF(pages: 1500).bytes
+        for i in 0..<count { writeFile(staging + "/q\(i).pdf", pdf) }
+        for i in 0..<count { XCTAssertEqual(rename(staging + "/q\(i).pdf", h.drop + "/q\(i).pdf"), 0) }
+        waitUntil(timeout: 60, "the first document") { h.recorder.outcomes.count >= 1 }
+        let waiting = files(in: h.drop).filter { $0.hasSuffix(".pdf") }.count
+        h.service.rescan(folder: "test")
+        waitUntil(timeout: 120, "every document (have \(h.recorder.outcomes.count))") { h.recorder.outcomes.count >= count }
+        XCTAssertGreaterThan(waiting, 5, "documents still waited when the rescan came (else this shows nothing)")
+        XCTAssertEqual(h.recorder.outcomes.count, count)
+        XCTAssertTrue(h.recorder.outcomes.allSatisfy(\.succeeded))
+        XCTAssertFalse(h.recorder.logText.contains("vanished before it was claimed"), "queued twice:\n\(h.recorder.logText.suffix(2000))")
+    }
 }

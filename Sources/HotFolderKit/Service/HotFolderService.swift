@@ -215,14 +215,7 @@ public final class HotFolderService: @unchecked Sendable {
             timer.schedule(deadline: .now() + folder.rescan, repeating: folder.rescan, leeway: .seconds(1))
             timer.setEventHandler { [weak self, weak runtime] in
                 guard let self, let runtime else { return }
-                if let token = runtime.hubToken.withLock({ $0 }) {
-                    if runtime.isStale {
-                        self.watchEvent(.folderGone(path: folder.path), folder: name)
-                    } else {
-                        InotifyHub.shared.rescan(token)
-                    }
-                }
-                runtime.poller.withLock { $0 }?.announceAgain()
+                self.rescan(runtime)
             }
             timer.resume()
             runtime.rescanTimer = timer
@@ -234,6 +227,24 @@ public final class HotFolderService: @unchecked Sendable {
             d.destination == .export ? "export to \(d.exportFolder)" : "print on \(d.printer ?? "the default printer")"
         }
         log.log(.info, "watching \(folder.path) (\(how)); \(targets.joined(separator: ", "))", folder: name)
+    }
+
+    /// Lists the folder again now, as its safety rescan does: files there
+    /// that were missed or left (a claim that failed) are taken.
+    public func rescan(folder: String) {
+        guard let runtime = runtimes.withLock({ $0[folder] }) else { return }
+        rescan(runtime)
+    }
+
+    private func rescan(_ runtime: FolderRuntime) {
+        if let token = runtime.hubToken.withLock({ $0 }) {
+            if runtime.isStale {
+                watchEvent(.folderGone(path: runtime.config.path), folder: runtime.config.name)
+            } else {
+                InotifyHub.shared.rescan(token)
+            }
+        }
+        runtime.poller.withLock { $0 }?.announceAgain()
     }
 
     /// Watches the folder by polling: as configured, or instead of inotify
@@ -294,6 +305,8 @@ public final class HotFolderService: @unchecked Sendable {
     /// memory stays bounded however many files land at once.
     public var maxQueuedDocuments = 10_000
     private let deferredFolders = Mutex<Set<String>>([])
+    /// Documents queued for a job thread and not yet claimed (folder, NUL, path).
+    private let queued = Mutex<Set<String>>([])
 
     private func ticketDecision(_ decision: TicketDesk.Decision, folder: String) {
         switch decision {
@@ -318,11 +331,19 @@ public final class HotFolderService: @unchecked Sendable {
             }
             return
         }
-        pool.submit { [weak self] in
-            guard let self, let runtime = self.runtimes.withLock({ $0[folder] }) else { return }
+        // A rescan (on the timer, after an overflow) finds again the files
+        // that wait here: each is queued once. A second entry would claim
+        // whatever has that name by its turn: a new file still being written.
+        let key = folder + "\u{0}" + candidate.path
+        guard queued.withLock({ $0.insert(key).inserted }) else { return }
+        let accepted = pool.submit { [weak self] in
+            guard let self else { return }
+            self.queued.withLock { _ = $0.remove(key) }
+            guard let runtime = self.runtimes.withLock({ $0[folder] }) else { return }
             self.claimAndRun(candidate, runtime, missingTicket: missingTicket)
             self.rescanDeferredIfDrained()
         }
+        if !accepted { queued.withLock { _ = $0.remove(key) } }
     }
 
     private func rescanDeferredIfDrained() {
@@ -331,11 +352,7 @@ public final class HotFolderService: @unchecked Sendable {
             defer { d.removeAll() }
             return d
         }
-        for name in folders {
-            guard let runtime = runtimes.withLock({ $0[name] }) else { continue }
-            if let token = runtime.hubToken.withLock({ $0 }) { InotifyHub.shared.rescan(token) }
-            runtime.poller.withLock { $0 }?.announceAgain()
-        }
+        for name in folders { rescan(folder: name) }
     }
 
     private func claimAndRun(_ candidate: Candidate, _ runtime: FolderRuntime, missingTicket: Bool) {

@@ -274,6 +274,20 @@ final class CLITests: XCTestCase {
     /// takes): the service says why and how to raise it, and polls the folder
     /// instead, so documents are still taken, those already there and new ones.
     func testRunPollsAFolderInotifyCannotWatch() throws {
+        try runWithInotifyLimit("max_inotify_watches", 1,
+                                says: "cannot watch DROP: the inotify watch limit is reached (raise it with `sysctl fs.inotify.max_user_watches")
+    }
+
+    /// No inotify instance at all (the per-user limit, here 0): every folder
+    /// is polled, and the log says how to raise the limit.
+    func testRunPollsWhenInotifyCannotStart() throws {
+        try runWithInotifyLimit("max_inotify_instances", 0,
+                                says: "cannot watch DROP: cannot start inotify: the limit of inotify instances is reached (raise it with `sysctl fs.inotify.max_user_instances")
+    }
+
+    /// `hotfolder run` in a user namespace whose inotify `limit` (a file of
+    /// /proc/sys/user) is `value`; the log must say `says` (DROP: the drop folder).
+    func runWithInotifyLimit(_ limit: String, _ value: Int, says: String, file: StaticString = #filePath, line: UInt = #line) throws {
         guard (try? runProcess("/usr/bin/unshare", ["-U", "-r", "true"]))?.status == 0 else {
             throw XCTSkip("no user namespaces here")
         }
@@ -285,15 +299,16 @@ final class CLITests: XCTestCase {
             .write(toFile: config, atomically: true, encoding: .utf8)
         try TestPDF(pages: 1).write(to: drop + "/before.pdf")
         let run = try Running(config: config, log: temp.path + "/hotfolder.log", launcher: [
-            "/usr/bin/unshare", "-U", "-r", "/bin/sh", "-c", "echo 1 > /proc/sys/user/max_inotify_watches && exec \"$@\"", "sh",
+            "/usr/bin/unshare", "-U", "-r", "/bin/sh", "-c", "echo \(value) > /proc/sys/user/\(limit) && exec \"$@\"", "sh",
         ])
-        waitUntil(timeout: 30, "the fallback to polling") { run.log.contains("polling the folder every") || !run.process.isRunning }
-        XCTAssertTrue(run.log.contains("cannot watch \(drop): the inotify watch limit is reached (raise it with `sysctl fs.inotify.max_user_watches"), run.log)
-        waitUntil(timeout: 30, "the document that was there") { exists(drop + "/done/before.pdf") || !run.process.isRunning }
+        waitUntil(timeout: 30, "the fallback to polling", file: file, line: line) { run.log.contains("polling the folder every") || !run.process.isRunning }
+        XCTAssertTrue(run.log.contains(says.replacingOccurrences(of: "DROP", with: drop)), run.log, file: file, line: line)
+        waitUntil(timeout: 30, "the document that was there", file: file, line: line) { exists(drop + "/done/before.pdf") || !run.process.isRunning }
         try TestPDF(pages: 2).write(to: drop + "/after.pdf")
-        waitUntil(timeout: 30, "a document dropped afterwards") { exists(drop + "/done/after.pdf") || !run.process.isRunning }
-        XCTAssertEqual(files(in: temp.path + "/out"), ["after.pdf", "before.pdf"], run.log)
-        XCTAssertEqual(run.terminate(), 0)
+        waitUntil(timeout: 30, "a document dropped afterwards", file: file, line: line) { exists(drop + "/done/after.pdf") || !run.process.isRunning }
+        XCTAssertEqual(files(in: temp.path + "/out"), ["after.pdf", "before.pdf"], run.log, file: file, line: line)
+        XCTAssertEqual(run.log.components(separatedBy: "polling the folder every").count - 1, 1, "said once:\n\(run.log)", file: file, line: line)
+        XCTAssertEqual(run.terminate(), 0, file: file, line: line)
     }
 
     func testRunStopsCleanlyOnSIGTERM() throws {

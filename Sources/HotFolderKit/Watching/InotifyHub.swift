@@ -30,9 +30,12 @@ public final class InotifyHub: @unchecked Sendable {
         var nextID = 1
         var running = false
         var controlDirectory = ""
+        /// inotify could not be set up: wakes go through `failedWake`.
+        var failed = false
     }
 
     private let shared = Mutex(Started())
+    private let failedWake = DispatchSemaphore(value: 0)
 
     // Only touched on the hub thread.
     private var registrations: [Int: Registration] = [:]
@@ -100,7 +103,11 @@ public final class InotifyHub: @unchecked Sendable {
     }
 
     private func wake() {
-        let dir = shared.withLock { $0.controlDirectory }
+        let (dir, failed) = shared.withLock { ($0.controlDirectory, $0.failed) }
+        if failed {
+            failedWake.signal()
+            return
+        }
         guard !dir.isEmpty else { return }
         let path = dir + "/wake-\(UInt64.random(in: 0...UInt64.max))"
         let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
@@ -114,20 +121,37 @@ public final class InotifyHub: @unchecked Sendable {
 
     private func setUp() {
         if inotifytools_initialize() == 0 {
-            setupError = "cannot start inotify: \(String(cString: strerror(inotifytools_error())))"
-            return
-        }
-        let dir = shared.withLock { $0.controlDirectory }
-        if inotifytools_watch_file(dir, Int32(IN_CREATE)) == 1 {
-            controlWD = wd(for: dir)
+            let e = inotifytools_error()
+            setupError = "cannot start inotify: " + (e == EMFILE
+                ? "the limit of inotify instances is reached (raise it with `sysctl fs.inotify.max_user_instances=1024`, and in /etc/sysctl.d to keep it)"
+                : String(cString: strerror(e)))
         } else {
-            setupError = "cannot watch the control folder \(dir): \(String(cString: strerror(inotifytools_error())))"
+            let dir = shared.withLock { $0.controlDirectory }
+            if inotifytools_watch_file(dir, Int32(IN_CREATE)) == 1 {
+                controlWD = wd(for: dir)
+                return
+            }
+            setupError = "cannot watch the control folder \(dir): \(Self.reason(inotifytools_error()))"
         }
+        shared.withLock { $0.failed = true }
+    }
+
+    /// Why inotify refused a watch, with the remedy where there is one.
+    private static func reason(_ e: Int32) -> String {
+        e == ENOSPC
+            ? "the inotify watch limit is reached (raise it with `sysctl fs.inotify.max_user_watches=524288`, and in /etc/sysctl.d to keep it)"
+            : String(cString: strerror(e))
     }
 
     private func loop() {
         while true {
             runCommands()
+            if setupError != nil {
+                // No inotify: every folder is told so (and polled instead);
+                // only commands come, through `failedWake`.
+                failedWake.wait()
+                continue
+            }
             guard let event = inotifytools_next_event(-1) else {
                 let e = inotifytools_error()
                 if e != 0 && e != EINTR {
@@ -151,7 +175,7 @@ public final class InotifyHub: @unchecked Sendable {
             case .add(let id, let registration):
                 registrations[id] = registration
                 if let setupError {
-                    registration.sink.problem(setupError)
+                    registration.sink.receive(.cannotWatch(path: registration.root, reason: setupError))
                     continue
                 }
                 addTree(registration.root, id: id, isRoot: true)
@@ -190,12 +214,9 @@ public final class InotifyHub: @unchecked Sendable {
                 return
             }
             if e == ENOENT || e == ENOTDIR { return } // a subfolder gone already
-            let reason = e == ENOSPC
-                ? "the inotify watch limit is reached (raise it with `sysctl fs.inotify.max_user_watches=524288`, and in /etc/sysctl.d to keep it)"
-                : String(cString: strerror(e))
             // Files already there are still found; new ones would not be.
             scan(path, id: id, registration: registration)
-            registration.sink.receive(.cannotWatch(path: path, reason: reason))
+            registration.sink.receive(.cannotWatch(path: path, reason: Self.reason(e)))
             return
         }
         let wd = wd(for: path)

@@ -499,6 +499,27 @@ final class ServiceTests: XCTestCase {
         XCTAssertEqual(try summarize(other + "/far.pdf").pages, 2)
     }
 
+    /// done/ and failed/ on another file system (an archive disk): originals,
+    /// and a failed one's reason, get there by copy; none stays behind in the
+    /// job area and no hidden copy is left.
+    func testDoneAndFailedOnAnotherFileSystem() throws {
+        try requireAnotherFileSystem()
+        let other = "/dev/shm/hf-archive-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        let h = try ServiceHarness("done = \(other)/done\nfailed = \(other)/failed\n")
+        defer { h.stop() }
+        h.start()
+        writeFile(h.drop + "/good.pdf", pdf(1, pages: 2))
+        writeFile(h.drop + "/bad.pdf", Array("not a PDF at all".utf8))
+        h.waitForOutcomes(2)
+        XCTAssertEqual(allEntries(in: other + "/done"), ["good.pdf"], h.recorder.logText)
+        XCTAssertEqual(allEntries(in: other + "/failed"), ["bad.pdf", "bad.pdf.error.txt"], h.recorder.logText)
+        XCTAssertTrue(readText(other + "/failed/bad.pdf.error.txt").contains("is not a PDF"))
+        XCTAssertEqual(readBytes(other + "/done/good.pdf"), pdf(1, pages: 2))
+        XCTAssertEqual(try summarize(h.out + "/good.pdf").pages, 2)
+        XCTAssertEqual(jobFolders(of: h.drop), [], "nothing left in the job area")
+    }
+
     /// `process` of a file on another file system: claimed by copy, the source removed.
     func testProcessAFileFromAnotherFileSystem() throws {
         try requireAnotherFileSystem()

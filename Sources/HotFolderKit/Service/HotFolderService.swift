@@ -724,7 +724,7 @@ public final class HotFolderService: @unchecked Sendable {
             let name = try Self.moveNumbered(job.originalFile, as: job.originalName, from: job.directory, to: failed)
             record.name = name
             try? job.journal.append(record, sync: false)
-            try job.move(Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
+            try job.directory.relocate(job.name(Self.pendingErrorFile), to: failed, as: Self.errorFileName(for: name), mode: .replace)
             let ticketLeft = !Self.moveTicket(of: job, beside: name, in: failed)
             try failed.sync()
             // A generation cut short (a worker that crashed) leaves staged files no record names.
@@ -775,7 +775,7 @@ public final class HotFolderService: @unchecked Sendable {
             let candidate = n == 1 ? FileNameSanitizer.fitting(name, limit: limit)
                 : FileNameSanitizer.numbered(FileNameSanitizer.fitting(name, limit: limit - " (\(n))".utf8.count), n)
             do {
-                try source.move(file, to: target, as: candidate, mode: .noReplace)
+                try source.relocate(file, to: target, as: candidate, mode: .noReplace)
                 return candidate
             } catch {
                 guard error.errno == EEXIST, n < 100_000 else { throw error }
@@ -813,7 +813,7 @@ public final class HotFolderService: @unchecked Sendable {
         let limit = 255 - JobTicket.suffix.utf8.count
         do {
             // Tried without looking first: most jobs have none.
-            try directory.move(file, to: target, as: FileNameSanitizer.fitting(name, limit: limit) + JobTicket.suffix, mode: .replace)
+            try directory.relocate(file, to: target, as: FileNameSanitizer.fitting(name, limit: limit) + JobTicket.suffix, mode: .replace)
             return true
         } catch {
             return error.errno == ENOENT
@@ -891,7 +891,7 @@ public final class HotFolderService: @unchecked Sendable {
         if let failing = records.last(where: { $0.event == .failing }), let name = failing.name ?? claimedName,
            let failed = try? runtime.outputFolder(runtime.config.failedFolder), !failed.exists(Self.errorFileName(for: name)) {
             if files.contains(id + Self.pendingErrorFile) {
-                try? jobs.move(id + Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
+                try? jobs.relocate(id + Self.pendingErrorFile, to: failed, as: Self.errorFileName(for: name), mode: .replace)
             } else if let failure = failing.failure {
                 try? Self.writeErrorFile(for: name, in: failed, text: ErrorReport.text(original: name, folder: runtime.config, job: id, failure: failure, warnings: []))
             }

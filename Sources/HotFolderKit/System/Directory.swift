@@ -154,6 +154,32 @@ public final class Directory: @unchecked Sendable {
         }
     }
 
+    /// `move`, and where `target` is on another file system (a done/ or
+    /// failed/ folder on another disk): a copy under a hidden name there,
+    /// synced, renamed to `newName`, then the source removed. A crash leaves
+    /// the source in place (and at worst a hidden copy or a second copy),
+    /// never neither.
+    public func relocate(_ name: String, to target: Directory, as newName: String, mode: RenameMode = .noReplace) throws(SystemError) {
+        do {
+            try move(name, to: target, as: newName, mode: mode)
+            return
+        } catch {
+            guard error.errno == EXDEV else { throw error }
+        }
+        let temporary = ".hf-move-\(UInt64.random(in: 0...UInt64.max)).tmp"
+        do {
+            let copy = try target.createFile(temporary)
+            try copy.copyContents(of: try openForReading(name))
+            try copy.sync()
+            try target.move(temporary, to: target, as: newName, mode: mode)
+        } catch {
+            try? target.remove(temporary)
+            throw error
+        }
+        try target.sync()
+        try remove(name)
+    }
+
     public func remove(_ name: String) throws(SystemError) {
         try checked(name)
         guard unlinkat(descriptor.rawValue, name, 0) == 0 else { throw SystemError("remove", path: child(name)) }

@@ -31,6 +31,31 @@ final class FeatureTests: XCTestCase {
         XCTAssertTrue(h.recorder.logText.contains("exporting paused, documents wait"), h.recorder.logText)
     }
 
+    /// The document is exported but its original cannot go to done/ (the done
+    /// folder is a file): the job waits with the reason, is not exported
+    /// again while it waits, and finishes once done/ can be made.
+    func testAnOriginalThatCannotGoToDoneWaitsAndIsNotExportedAgain() throws {
+        let h = try ServiceHarness("done = archive\n") { paths in
+            writeFile(paths.root + "/archive", "not a folder")
+        }
+        defer { h.stop() }
+        h.start()
+        writeFile(h.drop + "/kept.pdf", TestPDF(pages: 1).bytes)
+        waitUntil(timeout: 30, "the job to wait for done/") {
+            board(h)?.waiting.first?.reason.contains("the original cannot be moved to") == true
+        }
+        XCTAssertEqual(files(in: h.out), ["kept.pdf"])
+        XCTAssertEqual(h.recorder.outcomes.count, 0, "not finished, not failed")
+        // Retried with backoff meanwhile (after 0.5, 1, 2 s): still one export.
+        rlHolds(for: 2.5, "one export while the job waits") { files(in: h.out) == ["kept.pdf"] && h.recorder.outcomes.isEmpty }
+        XCTAssertEqual(unlink(h.temp.path + "/archive"), 0)
+        XCTAssertEqual(mkdir(h.temp.path + "/archive", 0o755), 0)
+        h.waitForOutcomes(1)
+        XCTAssertTrue(h.recorder.outcomes.first?.succeeded == true, h.recorder.logText)
+        XCTAssertEqual(files(in: h.temp.path + "/archive"), ["kept.pdf"])
+        XCTAssertEqual(files(in: h.out), ["kept.pdf"], "exported once")
+    }
+
     /// With no service running, status counts the documents claimed and left
     /// to resume (not the job area's shard folders) and those not yet taken.
     func testStatusWithoutAServiceCountsClaimedDocuments() throws {

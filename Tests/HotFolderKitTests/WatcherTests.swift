@@ -227,6 +227,27 @@ final class WatcherTests: XCTestCase {
         XCTAssertEqual(files(in: h.drop), ["done", "exports", "failed"])
     }
 
+    /// The export folder lies inside the (recursive) drop folder but is named
+    /// through a symlink: it is still the service's own, never watched, so
+    /// its exports are not taken as new documents (a loop).
+    func testOwnFolderNamedThroughASymlinkIsNeverProcessed() throws {
+        let h = try ServiceHarness("recursive = yes\nexport.to = via/exports\n") { paths in
+            XCTAssertEqual(symlink(paths.drop, paths.root + "/via"), 0)
+        }
+        defer { h.stop() }
+        h.start()
+        writeFile(h.drop + "/good.pdf", pdf(1))
+        h.waitForOutcomes(1)
+        h.waitUntilIdle()
+        writeFile(h.drop + "/exports/by-hand.pdf", pdf(2))
+        writeFile(h.drop + "/sentinel.pdf", pdf(3))
+        h.waitForOutcomes(2)
+        h.waitUntilIdle()
+        XCTAssertEqual(h.recorder.outcomes.map(\.original).sorted(), ["good.pdf", "sentinel.pdf"], h.recorder.logText)
+        XCTAssertEqual(files(in: h.drop + "/exports"), ["by-hand.pdf", "good.pdf", "sentinel.pdf"])
+        XCTAssertEqual(files(in: h.drop), ["done", "exports"])
+    }
+
     func testIgnoredFilesStayUntouched() throws {
         let h = try ServiceHarness("recursive = yes\nignore = draft-*\n")
         defer { h.stop() }

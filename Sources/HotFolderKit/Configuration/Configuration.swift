@@ -612,10 +612,16 @@ struct ConfigurationLoader {
     }
 
     /// The real path where it exists, so two spellings of one folder compare equal.
+    /// `path` with its symlinks resolved; a part that does not exist yet (a
+    /// done/ folder made at first use) is kept as written after its resolved parent.
     static func canonical(_ path: String) -> String {
-        guard let real = realpath(path, nil) else { return path }
-        defer { free(real) }
-        return String(cString: real)
+        if let real = realpath(path, nil) {
+            defer { free(real) }
+            return String(cString: real)
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        guard !parent.isEmpty, parent != path else { return path }
+        return (canonical(parent) as NSString).appendingPathComponent((path as NSString).lastPathComponent)
     }
 
     static func same(_ a: String, _ b: String) -> Bool { canonical(a) == canonical(b) }

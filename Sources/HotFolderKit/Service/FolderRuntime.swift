@@ -145,6 +145,15 @@ final class FolderRuntime: @unchecked Sendable {
     var excluded: [String] {
         var paths = [config.serviceArea, config.doneFolder, config.failedFolder]
         if let e = config.export { paths.append(e.exportFolder) }
+        // The same folders where the watcher meets them inside the drop
+        // folder, when the configured path reaches them through a symlink.
+        let drop = ConfigurationLoader.canonical(config.path)
+        for path in paths {
+            let real = ConfigurationLoader.canonical(path)
+            guard real.hasPrefix(drop + "/") else { continue }
+            let alias = config.path + real.dropFirst(drop.count)
+            if !paths.contains(alias) { paths.append(alias) }
+        }
         return paths
     }
 }

@@ -338,6 +338,24 @@ final class WatcherTests: XCTestCase {
 
     // MARK: - polling (watch = poll, for network file systems)
 
+    /// watch = auto (the default) uses inotify on local file systems (ext4,
+    /// tmpfs) and names the remote ones it would poll by their statfs type.
+    func testAutoWatchUsesInotifyOnLocalFileSystems() throws {
+        let temp = TemporaryFolder("hf-auto")
+        XCTAssertNil(Poller.remoteFileSystem(at: temp.path))
+        XCTAssertNil(Poller.remoteFileSystem(at: "/dev/shm"))
+        XCTAssertNil(Poller.remoteFileSystem(at: temp.path + "/missing"), "a folder not there yet is no remote one")
+        XCTAssertEqual(Poller.remoteFileSystems[0x6969], "NFS")
+        XCTAssertEqual(Poller.remoteFileSystems[0xFE53_4D42], "SMB2")
+        XCTAssertEqual(Poller.remoteFileSystems[0x6573_5546], "FUSE")
+        let h = try ServiceHarness()
+        defer { h.stop() }
+        h.start()
+        writeFile(h.drop + "/local.pdf", pdf(1))
+        h.waitForOutcomes(1)
+        XCTAssertTrue(h.recorder.logs.contains { $0.message.contains("(inotify, rescan every 300 s") }, h.recorder.logText)
+    }
+
     func testPollingFolder() throws {
         let h = try ServiceHarness("watch = poll\npoll-interval = 100ms\n")
         defer { h.stop() }

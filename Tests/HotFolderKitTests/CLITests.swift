@@ -311,6 +311,40 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(run.terminate(), 0, file: file, line: line)
     }
 
+    /// The inotify queue overflows (its length, max_queued_events, is 1 for
+    /// this service: the kernel fixes it when inotify starts, so it is put back
+    /// for everyone at once): events are lost, the service says so and
+    /// rescans, and every document of a burst is processed once.
+    func testInotifyQueueOverflowLosesNoDocument() throws {
+        let setting = "/proc/sys/fs/inotify/max_queued_events"
+        let before = readText(setting).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard getuid() == 0, !before.isEmpty, (try? "1".write(toFile: setting, atomically: false, encoding: .utf8)) != nil else {
+            throw XCTSkip("setting \(setting) needs root")
+        }
+        var restored = false
+        let restore = { if !restored { restored = true; try? before.write(toFile: setting, atomically: false, encoding: .utf8) } }
+        defer { restore() }
+        let temp = TemporaryFolder("hf-run")
+        defer { withExtendedLifetime(temp) {} }
+        let drop = temp.sub("drop")
+        let staging = temp.sub("staging")
+        let config = temp.path + "/hf.conf"
+        try "[service]\ninstance = test\n[folder f]\npath = drop\nsettle = 0\nexport.to = out\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let run = try Running(config: config, log: temp.path + "/hotfolder.log")
+        waitUntil(timeout: 30, "the service to watch") { run.log.contains("watching ") || !run.process.isRunning }
+        restore()
+        let count = 400
+        let bytes = TestPDF(pages: 1).bytes
+        for i in 0..<count { writeFile(staging + "/b\(i).pdf", bytes) }
+        for i in 0..<count { XCTAssertEqual(rename(staging + "/b\(i).pdf", drop + "/b\(i).pdf"), 0) }
+        waitUntil(timeout: 120, "every document") { files(in: drop + "/done").count >= count || !run.process.isRunning }
+        XCTAssertTrue(run.log.contains("inotify queue overflowed; rescanning the folder"), "no overflow happened, so this shows nothing:\n\(run.log.suffix(2000))")
+        XCTAssertEqual(files(in: drop + "/done").count, count)
+        XCTAssertEqual(files(in: temp.path + "/out").count, count, "each exported once")
+        XCTAssertEqual(files(in: drop).filter { $0.hasSuffix(".pdf") }, [], "none left behind")
+        XCTAssertEqual(run.terminate(), 0)
+    }
+
     func testRunStopsCleanlyOnSIGTERM() throws {
         let temp = TemporaryFolder("hf-run")
         defer { withExtendedLifetime(temp) {} } // the folder goes only when the test ends

@@ -220,9 +220,14 @@ final class FaultInjectionTests: XCTestCase {
         defer { _ = try? runProcess("/usr/bin/chattr", ["-i", held]) }
         waitUntil(timeout: 30, "the claim to fail") { service.currentLog.contains("cannot claim") || !service.isRunning }
         XCTAssertTrue(exists(held), "the document stays where it is")
+        let configuration = try ServiceConfiguration.load(file: service.configPath)
+        waitUntil(timeout: 10, "status to say why it waits") {
+            FolderStatus.report(for: configuration).contains("held.pdf: cannot be taken from the drop folder (Operation not permitted); tried again every 1 s")
+        }
         XCTAssertEqual(try runProcess("/usr/bin/chattr", ["-i", held]).status, 0)
         waitUntil(timeout: 30, "the document to be taken by a rescan") { exists(f.done + "/held.pdf") || !service.isRunning }
         XCTAssertTrue(exists(f.out + "/held.pdf"), service.currentLog)
+        waitUntil(timeout: 10, "status to forget it") { !FolderStatus.report(for: configuration).contains("held.pdf") }
         XCTAssertEqual(f.failedNames, [])
         XCTAssertEqual(service.terminate().exit, .exited(0))
     }

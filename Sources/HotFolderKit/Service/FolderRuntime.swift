@@ -24,6 +24,8 @@ final class FolderRuntime: @unchecked Sendable {
 
     private let outputs = Mutex<[String: OutputFolder]>([:])
     let hubToken = Mutex<Int?>(nil)
+    /// Documents whose claim failed (shown as waiting until one succeeds).
+    let claimFailures = Mutex<Set<String>>([])
     /// Set instead of a hub registration when the folder is polled.
     let poller = Mutex<Poller?>(nil)
     /// Set once when watching starts, cancelled when it stops.

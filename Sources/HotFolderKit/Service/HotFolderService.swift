@@ -379,7 +379,15 @@ public final class HotFolderService: @unchecked Sendable {
                 return
             }
             log.log(.error, "cannot claim \(candidate.path): \(error); it stays where it is and is retried by the next scan", folder: folder.name)
+            // Shown by `hotfolder status` until a claim succeeds.
+            runtime.claimFailures.withLock { _ = $0.insert(candidate.path) }
+            runtime.status.setWaiting(job: "claim:" + candidate.path, document: relative.isEmpty ? candidate.name : relative + "/" + candidate.name,
+                                      reason: "cannot be taken from the drop folder (\(error.reason)); "
+                                          + (folder.rescan > 0 ? "tried again every \(Self.format(folder.rescan))" : "tried again at the next start"))
             return
+        }
+        if runtime.claimFailures.withLock({ !$0.isEmpty && $0.remove(candidate.path) != nil }) {
+            runtime.status.setWaiting(job: "claim:" + candidate.path, document: candidate.name, reason: nil)
         }
         guard case .claimed(let job) = claimed else {
             activeJobs.withLock { _ = $0.remove(id) }

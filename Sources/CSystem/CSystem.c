@@ -1,5 +1,7 @@
 #define _GNU_SOURCE
 #include "CSystem.h"
+#include <errno.h>
+#include <sys/stat.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -45,4 +47,29 @@ long hf_filesystem_type(const char *path) {
 
 int hf_syncfs(int fd) {
     return syncfs(fd);
+}
+
+int hf_open_for_writing(const char *path) {
+    // Only regular files: opening a device can act on it (a tape rewinds).
+    struct stat st;
+    if (lstat(path, &st) != 0) return -1;
+    if (!S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        return -1;
+    }
+    // Non-blocking: a FIFO must not hang us, and a lease held by another
+    // (a file server's oplock) makes open fail at once instead of waiting.
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    if (fd < 0) return errno == EWOULDBLOCK ? 1 : -1;
+    int result;
+    if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+        fcntl(fd, F_SETLEASE, F_UNLCK);
+        result = 0;
+    } else {
+        result = errno == EAGAIN ? 1 : -1;
+    }
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return result;
 }

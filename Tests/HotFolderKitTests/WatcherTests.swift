@@ -106,6 +106,34 @@ final class WatcherTests: XCTestCase {
         XCTAssertEqual(PDFBytes.pageMarkers(readBytes(h.out + "/slow.pdf")), Array(1...12))
     }
 
+    /// A file the start's scan finds while its writer still holds it open and
+    /// pauses far longer than settle (here settle = 0 and 0.2 s; in poll mode
+    /// too, where no close event ever comes): it is not taken until the
+    /// writer closes it (the kernel tells, through a read lease).
+    func testFileHeldOpenByItsWriterIsNotTakenHoweverLongItPauses() throws {
+        for (mode, settle) in [("watch = inotify\n", "0"), ("watch = poll\npoll-interval = 100ms\n", "200ms")] {
+            let h = try ServiceHarness(mode, settle: settle)
+            defer { h.stop() }
+            let whole = pdf(2, pages: 6)
+            let path = h.drop + "/held.pdf"
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            XCTAssertGreaterThanOrEqual(fd, 0)
+            let half = whole.count / 2
+            XCTAssertEqual(whole.withUnsafeBytes { write(fd, $0.baseAddress, half) }, half)
+            h.start()
+            writeFile(h.drop + "/sentinel.pdf", pdf(3))
+            h.waitForOutcomes(1)
+            // The writer's pause, many times settle: the file must stay.
+            rlHolds(for: 1.5, "\(mode): the held file stays in the folder") { exists(path) && h.recorder.outcomes.count == 1 }
+            XCTAssertEqual(whole[half...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }, whole.count - half)
+            close(fd)
+            h.waitForOutcomes(2)
+            XCTAssertEqual(h.recorder.outcomes.map(\.original).sorted(), ["held.pdf", "sentinel.pdf"], mode)
+            XCTAssertTrue(h.recorder.outcomes.allSatisfy(\.succeeded), "\(mode): \(h.recorder.logText)")
+            XCTAssertEqual(readBytes(h.done + "/held.pdf"), whole, "\(mode): the whole file")
+        }
+    }
+
     /// A writer that closes and reopens the file between chunks (some SMB and
     /// FTP clients): every close restarts the settle time.
     func testAppendingWriterThatClosesBetweenChunks() throws {

@@ -20,3 +20,7 @@ int hf_pipe_cloexec(int fds[2]);
 // The file system type (statfs f_type) of path, or -1 with errno set.
 long hf_filesystem_type(const char *path);
 int hf_syncfs(int fd);
+// Whether some process has `path` open for writing: 1 yes, 0 no, -1 cannot
+// tell (errno: not the file's owner without CAP_LEASE, a file system without
+// leases, not a regular file). Asked with a read lease, taken and released at once.
+int hf_open_for_writing(const char *path);

@@ -1,3 +1,4 @@
+import CSystem
 import Dispatch
 import Glibc
 
@@ -91,14 +92,27 @@ public final class Settler: WatchSink, @unchecked Sendable {
     }
 
     private func arm(_ c: Candidate) {
-        if settle <= 0 {
+        if settle <= 0 && !Self.isOpenForWriting(c.path) {
             pending[c] = nil
             onReady(c)
             return
         }
         let (size, mtime) = Self.signature(c.path)
-        pending[c] = Pending(deadline: .now() + settle, size: size, mtime: mtime)
+        pending[c] = Pending(deadline: .now() + max(settle, Self.writerRecheck), size: size, mtime: mtime)
         scheduleTimer()
+    }
+
+    /// How soon a file that a writer still holds open is looked at again.
+    static let writerRecheck = 0.5
+
+    /// Whether a process (a copy still going, a file server's client) holds
+    /// the file open for writing: then it is not complete, however quiet it
+    /// has been (a writer may pause longer than settle; a file found by a
+    /// scan comes with no close event to wait for). Where the kernel cannot
+    /// tell (another user's file without CAP_LEASE, a network file system),
+    /// settle alone decides.
+    private static func isOpenForWriting(_ path: String) -> Bool {
+        hf_open_for_writing(path) == 1
     }
 
     private static func signature(_ path: String) -> (Int64, Int64) {
@@ -134,7 +148,10 @@ public final class Settler: WatchSink, @unchecked Sendable {
             if size < 0 {
                 pending[c] = nil // gone before it settled
             } else if size != p.size || mtime != p.mtime {
-                pending[c] = Pending(deadline: now + settle, size: size, mtime: mtime)
+                // (With settle 0 only a file a writer held open gets here.)
+                pending[c] = Pending(deadline: now + (settle > 0 ? settle : Self.writerRecheck), size: size, mtime: mtime)
+            } else if Self.isOpenForWriting(c.path) {
+                pending[c] = Pending(deadline: now + max(settle, Self.writerRecheck), size: size, mtime: mtime)
             } else {
                 pending[c] = nil
                 onReady(c)

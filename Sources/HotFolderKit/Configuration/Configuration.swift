@@ -611,9 +611,9 @@ struct ConfigurationLoader {
         return "/" + parts.joined(separator: "/")
     }
 
-    /// The real path where it exists, so two spellings of one folder compare equal.
-    /// `path` with its symlinks resolved; a part that does not exist yet (a
-    /// done/ folder made at first use) is kept as written after its resolved parent.
+    /// The real path, so two spellings of one folder compare equal; a part
+    /// that does not exist yet (a done/ folder made at first use) is kept as
+    /// written after its resolved parent.
     static func canonical(_ path: String) -> String {
         if let real = realpath(path, nil) {
             defer { free(real) }

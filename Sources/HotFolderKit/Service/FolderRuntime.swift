@@ -130,12 +130,12 @@ final class FolderRuntime: @unchecked Sendable {
         return held.st_nlink == 0 || !Self.same(held, now)
     }
 
-    /// Stops seeing changes (the service stops, or the folder went away).
     /// Ends the folder's inotify watching (at most once, whoever asks first).
     func stopInotify() {
         if let token = hubToken.withLock({ t -> Int? in defer { t = nil }; return t }) { InotifyHub.shared.remove(token) }
     }
 
+    /// Stops seeing changes (the service stops, or the folder went away).
     func stopWatching() {
         stopInotify()
         poller.withLock { $0 }?.stop()

@@ -98,12 +98,16 @@ public final class Settler: WatchSink, @unchecked Sendable {
             return
         }
         let (size, mtime) = Self.signature(c.path)
-        pending[c] = Pending(deadline: .now() + max(settle, Self.writerRecheck), size: size, mtime: mtime)
+        pending[c] = Pending(deadline: .now() + quiet, size: size, mtime: mtime)
         scheduleTimer()
     }
 
     /// How soon a file that a writer still holds open is looked at again.
     static let writerRecheck = 0.5
+
+    /// How long a file waits to be looked at again: settle, or with settle 0
+    /// (where only a file a writer held open waits) `writerRecheck`.
+    private var quiet: Double { settle > 0 ? settle : Self.writerRecheck }
 
     /// Whether a process (a copy still going, a file server's client) holds
     /// the file open for writing: then it is not complete, however quiet it
@@ -148,8 +152,7 @@ public final class Settler: WatchSink, @unchecked Sendable {
             if size < 0 {
                 pending[c] = nil // gone before it settled
             } else if size != p.size || mtime != p.mtime {
-                // (With settle 0 only a file a writer held open gets here.)
-                pending[c] = Pending(deadline: now + (settle > 0 ? settle : Self.writerRecheck), size: size, mtime: mtime)
+                pending[c] = Pending(deadline: now + quiet, size: size, mtime: mtime)
             } else if Self.isOpenForWriting(c.path) {
                 pending[c] = Pending(deadline: now + max(settle, Self.writerRecheck), size: size, mtime: mtime)
             } else {

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CSystem.h"
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -49,7 +51,19 @@ int hf_syncfs(int fd) {
     return syncfs(fd);
 }
 
+// A lease held for a moment still makes the kernel signal its holder (SIGIO,
+// whose default action ends the process) if a writer opens the file in that
+// moment: ignored, unless the program handles SIGIO itself.
+static void ignore_sigio(void) {
+    struct sigaction current;
+    if (sigaction(SIGIO, NULL, &current) == 0 && current.sa_handler == SIG_DFL) {
+        signal(SIGIO, SIG_IGN);
+    }
+}
+
 int hf_open_for_writing(const char *path) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, ignore_sigio);
     // Only regular files: opening a device can act on it (a tape rewinds).
     struct stat st;
     if (lstat(path, &st) != 0) return -1;

@@ -1,4 +1,6 @@
+import CSystem
 import Foundation
+import Synchronization
 import XCTest
 @testable import HotFolderKit
 
@@ -132,6 +134,39 @@ final class WatcherTests: XCTestCase {
             XCTAssertTrue(h.recorder.outcomes.allSatisfy(\.succeeded), "\(mode): \(h.recorder.logText)")
             XCTAssertEqual(readBytes(h.done + "/held.pdf"), whole, "\(mode): the whole file")
         }
+    }
+
+    /// A file whose writer's close event is awaited when events are lost (an
+    /// overflow) or stop (inotify gave up on the folder): the close may never
+    /// come, so the settler decides by a quiet period and the writer check,
+    /// and the file is handed on once its writer has closed it.
+    func testAFileWaitingForItsCloseIsDecidedAfterEventsAreLost() throws {
+        let temp = TemporaryFolder("hf-settler")
+        let ready = Mutex<[String]>([])
+        let settler = Settler(settle: 0, label: "t", onReady: { c in ready.withLock { $0.append(c.name) } })
+        defer { settler.cancel() }
+        for (name, event) in [("a.pdf", WatchEvent.overflow), ("b.pdf", .cannotWatch(path: temp.path, reason: "test"))] {
+            let fd = open(temp.path + "/" + name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            XCTAssertGreaterThanOrEqual(fd, 0)
+            settler.receive(.created(directory: temp.path, name: name))
+            settler.receive(event)
+            // Still open for writing: not handed on, however long.
+            rlHolds(for: 1.2, "\(name) waits while open for writing") { !ready.withLock { $0.contains(name) } }
+            close(fd)
+            waitUntil(timeout: 10, "\(name) to be handed on after its writer closed it") { ready.withLock { $0.contains(name) } }
+        }
+    }
+
+    /// The writer check takes a lease for a moment; a writer opening the file
+    /// in that moment makes the kernel send SIGIO, whose default action would
+    /// end the service: it is ignored.
+    func testTheWriterCheckLeavesSIGIOIgnored() throws {
+        let temp = TemporaryFolder("hf-sigio")
+        writeFile(temp.path + "/x.pdf", pdf(1))
+        XCTAssertEqual(hf_open_for_writing(temp.path + "/x.pdf"), getuid() == 0 ? 0 : -1)
+        var current = sigaction()
+        XCTAssertEqual(sigaction(SIGIO, nil, &current), 0)
+        XCTAssertEqual(unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self), unsafeBitCast(SIG_IGN, to: Int.self))
     }
 
     /// A writer that closes and reopens the file between chunks (some SMB and

@@ -22,5 +22,8 @@ long hf_filesystem_type(const char *path);
 int hf_syncfs(int fd);
 // Whether some process has `path` open for writing: 1 yes, 0 no, -1 cannot
 // tell (errno: not the file's owner without CAP_LEASE, a file system without
-// leases, not a regular file). Asked with a read lease, taken and released at once.
+// leases, not a regular file). Asked with a read lease, taken and released at
+// once; only local file systems answer it (NFS and SMB clients refuse a lease
+// without a delegation or oplock, which says nothing about writers). Ignores
+// SIGIO in the process unless it is handled.
 int hf_open_for_writing(const char *path);

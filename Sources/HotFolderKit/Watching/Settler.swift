@@ -84,7 +84,20 @@ public final class Settler: WatchSink, @unchecked Sendable {
             let c = Candidate(directory: d, name: n)
             pending[c] = nil
             writing.remove(c)
-        case .folderGone, .overflow, .cannotWatch:
+        case .overflow, .cannotWatch:
+            // The close events the files being written wait for may never
+            // come (lost, or no inotify any more): a quiet period (settle, at
+            // least 0.5 s), the same size and mtime, and the writer check
+            // decide for them now.
+            for c in writing where pending[c] == nil {
+                let (size, mtime) = Self.signature(c.path)
+                pending[c] = Pending(deadline: .now() + quiet, size: size, mtime: mtime)
+            }
+            writing.removeAll()
+            scheduleTimer()
+            let onEvent = self.onEvent
+            DispatchQueue.global().async { onEvent(event) }
+        case .folderGone:
             // Off this queue: the owner may cancel this settler in response.
             let onEvent = self.onEvent
             DispatchQueue.global().async { onEvent(event) }
@@ -116,7 +129,7 @@ public final class Settler: WatchSink, @unchecked Sendable {
     /// tell (another user's file without CAP_LEASE, a network file system),
     /// settle alone decides.
     private static func isOpenForWriting(_ path: String) -> Bool {
-        hf_open_for_writing(path) == 1
+        Poller.remoteFileSystem(at: path) == nil && hf_open_for_writing(path) == 1
     }
 
     private static func signature(_ path: String) -> (Int64, Int64) {

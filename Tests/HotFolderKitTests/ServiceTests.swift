@@ -506,16 +506,24 @@ final class ServiceTests: XCTestCase {
         try requireAnotherFileSystem()
         let other = "/dev/shm/hf-archive-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: other) }
+        // A good.pdf is there already: the copy takes the next free name.
+        try FileManager.default.createDirectory(atPath: other + "/done", withIntermediateDirectories: true)
+        writeFile(other + "/done/good.pdf", Array("an earlier one".utf8))
         let h = try ServiceHarness("done = \(other)/done\nfailed = \(other)/failed\n")
         defer { h.stop() }
-        h.start()
         writeFile(h.drop + "/good.pdf", pdf(1, pages: 2))
+        var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+        XCTAssertEqual(utimensat(AT_FDCWD, h.drop + "/good.pdf", &times, 0), 0)
+        h.start()
         writeFile(h.drop + "/bad.pdf", Array("not a PDF at all".utf8))
         h.waitForOutcomes(2)
-        XCTAssertEqual(allEntries(in: other + "/done"), ["good.pdf"], h.recorder.logText)
+        XCTAssertEqual(allEntries(in: other + "/done"), ["good (2).pdf", "good.pdf"], h.recorder.logText)
+        var st = stat()
+        XCTAssertEqual(stat(other + "/done/good (2).pdf", &st), 0)
+        XCTAssertEqual(st.st_mtim.tv_sec, 1_000_000_000, "the copy keeps the original's time")
         XCTAssertEqual(allEntries(in: other + "/failed"), ["bad.pdf", "bad.pdf.error.txt"], h.recorder.logText)
         XCTAssertTrue(readText(other + "/failed/bad.pdf.error.txt").contains("is not a PDF"))
-        XCTAssertEqual(readBytes(other + "/done/good.pdf"), pdf(1, pages: 2))
+        XCTAssertEqual(readBytes(other + "/done/good (2).pdf"), pdf(1, pages: 2))
         XCTAssertEqual(try summarize(h.out + "/good.pdf").pages, 2)
         XCTAssertEqual(jobFolders(of: h.drop), [], "nothing left in the job area")
     }

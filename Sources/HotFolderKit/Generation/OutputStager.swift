@@ -140,11 +140,11 @@ struct OutputStager {
             try document.generate(pages: indexes.count == facts.pages ? nil : indexes, annotations: mode, title: title, output: generated, append: append)
         } catch let error as PDFError {
             if error.kind == .outOfMemory { throw Pipeline.outOfMemory }
-            if case .system(let e) = error.kind {
+            if case .system(let e) = error.kind, e != 0 {
                 // The engine's own write failed (a full disk, a quota): the
                 // service area's fault, not the document's; it waits and is retried.
                 let system = SystemError("write", path: job.directory.path + "/" + pdfFile, errno: e)
-                throw JobFailure(.generate, "cannot write the result: \(system)", remedy: "Check free space and permissions of \(folder.serviceArea).", transient: system.isTransient)
+                throw JobFailure(.generate, "cannot write the result: \(system) (\(error.message))", remedy: "Check free space and permissions of \(folder.serviceArea).", transient: system.isTransient)
             }
             throw JobFailure(.generate, "the PDF engine could not write the result: \(error.message)", remedy: "Open the document in a PDF viewer, save or print it to a new PDF, and drop that.")
         } catch let error as SystemError {

@@ -237,6 +237,14 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     private func rescan(_ runtime: FolderRuntime) {
+        // A document whose claim failed and that is gone since (removed by
+        // hand) no longer waits.
+        let gone = runtime.claimFailures.withLock { failures -> [String] in
+            let gone = failures.filter { access($0, F_OK) != 0 }
+            failures.subtract(gone)
+            return Array(gone)
+        }
+        for path in gone { runtime.status.setWaiting(job: "claim:" + path, document: "", reason: nil) }
         if let token = runtime.hubToken.withLock({ $0 }) {
             if runtime.isStale {
                 watchEvent(.folderGone(path: runtime.config.path), folder: runtime.config.name)
@@ -287,7 +295,7 @@ public final class HotFolderService: @unchecked Sendable {
         case .overflow:
             log.log(.warning, "inotify queue overflowed; rescanning the folder", folder: folder)
         case .cannotWatch(let path, let reason):
-            guard let runtime = runtimes.withLock({ $0[folder] }), !runtime.isStale, startPolling(runtime) else { return }
+            guard !isStopping, let runtime = runtimes.withLock({ $0[folder] }), !runtime.isStale, startPolling(runtime) else { return }
             log.log(.error, "cannot watch \(path): \(reason); polling the folder every \(Self.format(runtime.config.pollInterval)) instead", folder: folder)
         default:
             break
@@ -338,9 +346,10 @@ public final class HotFolderService: @unchecked Sendable {
         guard queued.withLock({ $0.insert(key).inserted }) else { return }
         let accepted = pool.submit { [weak self] in
             guard let self else { return }
-            self.queued.withLock { _ = $0.remove(key) }
-            guard let runtime = self.runtimes.withLock({ $0[folder] }) else { return }
-            self.claimAndRun(candidate, runtime, missingTicket: missingTicket)
+            // Queued until its claim is tried (a rescan meanwhile adds nothing).
+            let tried: @Sendable () -> Void = { [weak self] in self?.queued.withLock { _ = $0.remove(key) } }
+            guard let runtime = self.runtimes.withLock({ $0[folder] }) else { return tried() }
+            self.claimAndRun(candidate, runtime, missingTicket: missingTicket, tried: tried)
             self.rescanDeferredIfDrained()
         }
         if !accepted { queued.withLock { _ = $0.remove(key) } }
@@ -355,13 +364,15 @@ public final class HotFolderService: @unchecked Sendable {
         for name in folders { rescan(folder: name) }
     }
 
-    private func claimAndRun(_ candidate: Candidate, _ runtime: FolderRuntime, missingTicket: Bool) {
+    /// `tried` is called once the claim has been tried, whatever came of it.
+    private func claimAndRun(_ candidate: Candidate, _ runtime: FolderRuntime, missingTicket: Bool, tried: () -> Void) {
         let folder = runtime.config
         let relative = candidate.directory == folder.path ? "" : String(candidate.directory.dropFirst(folder.path.count + 1))
         let source: Directory
         do {
             source = try runtime.drop.descend(relative)
         } catch {
+            tried()
             log.log(.debug, "\(candidate.path) is gone before it could be claimed: \(error)", folder: folder.name)
             return
         }
@@ -372,7 +383,9 @@ public final class HotFolderService: @unchecked Sendable {
         activeJobs.withLock { _ = $0.insert(id) }
         do {
             claimed = try JobFolder.claim(candidate.name, from: source, relativeFolder: relative, into: runtime.area, id: id)
+            tried()
         } catch {
+            tried()
             activeJobs.withLock { _ = $0.remove(id) }
             if runtime.isStale {
                 watchEvent(.folderGone(path: folder.path), folder: folder.name)
@@ -776,17 +789,32 @@ public final class HotFolderService: @unchecked Sendable {
     }
 
     /// Moves `file` from `source` into `target` as `name`, numbered like above.
+    /// On another file system `file` is copied once (Directory.copyAcross),
+    /// and the copy takes the first free name.
     static func moveNumbered(_ file: String, as name: String, from source: Directory, to target: Directory) throws(SystemError) -> String {
         var n = 1
+        var copy: String?
         while true {
             let limit = 255
             let candidate = n == 1 ? FileNameSanitizer.fitting(name, limit: limit)
                 : FileNameSanitizer.numbered(FileNameSanitizer.fitting(name, limit: limit - " (\(n))".utf8.count), n)
             do {
-                try source.relocate(file, to: target, as: candidate, mode: .noReplace)
+                if let copy {
+                    try target.move(copy, to: target, as: candidate, mode: .noReplace)
+                    source.finishMoveAcross(file, to: target)
+                } else {
+                    try source.move(file, to: target, as: candidate, mode: .noReplace)
+                }
                 return candidate
             } catch {
-                guard error.errno == EEXIST, n < 100_000 else { throw error }
+                if error.errno == EXDEV && copy == nil {
+                    copy = try source.copyAcross(file, to: target)
+                    continue
+                }
+                guard error.errno == EEXIST, n < 100_000 else {
+                    if let copy { try? target.remove(copy) }
+                    throw error
+                }
                 n += 1
             }
         }

@@ -166,18 +166,42 @@ public final class Directory: @unchecked Sendable {
         } catch {
             guard error.errno == EXDEV else { throw error }
         }
-        let temporary = ".hf-move-\(UInt64.random(in: 0...UInt64.max)).tmp"
+        let temporary = try copyAcross(name, to: target)
         do {
-            let copy = try target.createFile(temporary)
-            try copy.copyContents(of: try openForReading(name))
-            try copy.sync()
             try target.move(temporary, to: target, as: newName, mode: mode)
         } catch {
             try? target.remove(temporary)
             throw error
         }
-        try target.sync()
-        try remove(name)
+        finishMoveAcross(name, to: target)
+    }
+
+    /// The first half of a move to another file system: `name` copied into
+    /// `target` under a hidden temporary name (returned), with its permission
+    /// bits and times, and synced.
+    func copyAcross(_ name: String, to target: Directory) throws(SystemError) -> String {
+        let input = try openForReading(name)
+        let st = try input.stat()
+        let temporary = ".hf-move-\(UInt64.random(in: 0...UInt64.max)).tmp"
+        let copy = try target.createFile(temporary, mode: st.st_mode & 0o777)
+        do {
+            try copy.copyContents(of: input)
+            try copy.setTimes(as: st)
+            try copy.sync()
+        } catch {
+            try? target.remove(temporary)
+            throw error
+        }
+        return temporary
+    }
+
+    /// The second half, once the copy has its final name: that name made
+    /// durable, then the source removed. The move has happened by now: a
+    /// failure here leaves a source behind (removed with its job), and is
+    /// not reported as a failed move, which would be retried as a second copy.
+    func finishMoveAcross(_ name: String, to target: Directory) {
+        try? target.sync()
+        try? remove(name)
     }
 
     public func remove(_ name: String) throws(SystemError) {

@@ -20,6 +20,12 @@ public final class FileDescriptor: @unchecked Sendable {
         return st
     }
 
+    /// Gives the file the access and modification times of `other` (a copy that stands for a moved file).
+    public func setTimes(as other: Glibc.stat) throws(SystemError) {
+        var times = [other.st_atim, other.st_mtim]
+        guard futimens(rawValue, &times) == 0 else { throw SystemError("futimens", path: path) }
+    }
+
     public func sync() throws(SystemError) {
         guard fsync(rawValue) == 0 else { throw SystemError("fsync", path: path) }
     }

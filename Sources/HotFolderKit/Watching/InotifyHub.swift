@@ -76,10 +76,13 @@ public final class InotifyHub: @unchecked Sendable {
         let mustStart = shared.withLock { state -> Bool in
             if state.running { return false }
             state.running = true
-            let tmp = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-            var template = Array((tmp + "/hotfolder-inotify-XXXXXX").utf8CString)
-            let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
-            state.controlDirectory = made.map { String(cString: $0) } ?? ""
+            // TMPDIR when set and usable, else /tmp.
+            let tmp = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 }
+            for folder in [tmp, "/tmp"].compactMap({ $0 }) where state.controlDirectory.isEmpty {
+                var template = Array((folder + "/hotfolder-inotify-XXXXXX").utf8CString)
+                let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
+                state.controlDirectory = made.map { String(cString: $0) } ?? ""
+            }
             return true
         }
         guard mustStart else { return }
@@ -214,7 +217,13 @@ public final class InotifyHub: @unchecked Sendable {
                 return
             }
             if e == ENOENT || e == ENOTDIR { return } // a subfolder gone already
-            // Files already there are still found; new ones would not be.
+            guard e == ENOSPC || e == ENOMEM else {
+                // This folder's own trouble (a subfolder it may not read): said, and left.
+                registration.sink.problem("cannot watch \(path): \(String(cString: strerror(e)))")
+                return
+            }
+            // inotify's limits: no folder of the tree may get events. Files
+            // already there are still found; new ones would not be.
             scan(path, id: id, registration: registration)
             registration.sink.receive(.cannotWatch(path: path, reason: Self.reason(e)))
             return

@@ -89,10 +89,7 @@ public final class Settler: WatchSink, @unchecked Sendable {
             // come (lost, or no inotify any more): a quiet period (settle, at
             // least 0.5 s), the same size and mtime, and the writer check
             // decide for them now.
-            for c in writing where pending[c] == nil {
-                let (size, mtime) = Self.signature(c.path)
-                pending[c] = Pending(deadline: .now() + quiet, size: size, mtime: mtime)
-            }
+            for c in writing where pending[c] == nil { lookAgainLater(c) }
             writing.removeAll()
             scheduleTimer()
             let onEvent = self.onEvent
@@ -110,9 +107,14 @@ public final class Settler: WatchSink, @unchecked Sendable {
             onReady(c)
             return
         }
+        lookAgainLater(c)
+        scheduleTimer()
+    }
+
+    /// `c` waits `quiet`, then counts if its size and mtime are still these.
+    private func lookAgainLater(_ c: Candidate) {
         let (size, mtime) = Self.signature(c.path)
         pending[c] = Pending(deadline: .now() + quiet, size: size, mtime: mtime)
-        scheduleTimer()
     }
 
     /// How soon a file that a writer still holds open is looked at again.
